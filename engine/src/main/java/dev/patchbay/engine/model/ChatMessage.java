@@ -1,0 +1,4 @@
+package dev.patchbay.engine.model;
+
+/** One turn of a chat conversation. */
+public record ChatMessage(String role, String content) {}

@@ -1,0 +1,20 @@
+package dev.patchbay.engine.model;
+
+/** Text to token ids and back. Implementations are immutable and thread-safe. */
+public interface Tokenizer {
+    int[] encode(String text);
+
+    /** The raw bytes a token stands for (UTF-8 pieces may be split across tokens); empty for special tokens. */
+    byte[] tokenBytes(int tokenId);
+
+    int vocabSize();
+
+    /** The end-of-sequence token, or -1 when the model has none. */
+    int eosTokenId();
+
+    default String decode(int[] ids) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int id : ids) out.writeBytes(tokenBytes(id));
+        return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+}

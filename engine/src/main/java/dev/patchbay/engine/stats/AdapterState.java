@@ -1,0 +1,28 @@
+package dev.patchbay.engine.stats;
+
+/**
+ * One adapter as a snapshot sees it: listed while it is resident in a tier or has requests in flight.
+ *
+ * @param level           fastest tier holding it: {@code GPU} (a batch slot), {@code CPU} (host memory), or {@code NONE}
+ * @param loading         a load from storage is in progress
+ * @param memoryBytes     bytes of its weights where it is resident (0 when not resident)
+ * @param promptTokens    cumulative prompt tokens of its requests
+ * @param generationTokens cumulative generated tokens of its requests
+ * @param finished        cumulative finished requests, indexed by {@link dev.patchbay.engine.FinishReason#ordinal()}
+ */
+public record AdapterState(String name, int id, int running, int waiting, Level level, boolean loading,
+                           boolean pinned, int rank, long memoryBytes, long promptTokens, long generationTokens,
+                           FinishCounts finished) {
+
+    public enum Level {
+        GPU, CPU, NONE;
+
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    public boolean resident() {
+        return level != Level.NONE;
+    }
+}

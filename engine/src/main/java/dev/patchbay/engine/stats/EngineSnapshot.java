@@ -1,0 +1,20 @@
+package dev.patchbay.engine.stats;
+
+/**
+ * The engine's state at one instant, published after every step. Immutable: readers on other threads see
+ * a whole snapshot or the previous one, never a mix of two steps.
+ *
+ * @param sequence      increases by one per published snapshot
+ * @param nanos         engine clock time of the snapshot
+ * @param unixSeconds   wall time of the snapshot
+ * @param lora          null when LoRA is disabled
+ * @param lastStep      events since the previous snapshot
+ */
+public record EngineSnapshot(long sequence, long nanos, double unixSeconds, String modelName, int numRunning,
+                             int numWaiting, int kvBlocksTotal, int kvBlocksUsed, int blockSize,
+                             boolean prefixCaching, LoraState lora, Counters counters, StepStats lastStep) {
+
+    public double kvCacheUsage() {
+        return kvBlocksTotal == 0 ? 0 : (double) kvBlocksUsed / kvBlocksTotal;
+    }
+}
