@@ -1,0 +1,495 @@
+package dev.patchbay.engine.sched;
+
+import dev.patchbay.engine.EngineConfig;
+import dev.patchbay.engine.EngineRequest;
+import dev.patchbay.engine.FinishReason;
+import dev.patchbay.engine.RequestOutput;
+import dev.patchbay.engine.RequestRejectedException;
+import dev.patchbay.engine.RequestRejectedException.Reason;
+import dev.patchbay.engine.adapter.AdapterException;
+import dev.patchbay.engine.adapter.AdapterException.Kind;
+import dev.patchbay.engine.adapter.AdapterTiers;
+import dev.patchbay.engine.adapter.PeftReader;
+import dev.patchbay.engine.adapter.RegisteredAdapter;
+import dev.patchbay.engine.clock.Clock;
+import dev.patchbay.engine.exec.Batch;
+import dev.patchbay.engine.exec.ScheduledSequence;
+import dev.patchbay.engine.exec.StepResult;
+import dev.patchbay.engine.kv.KvCacheManager;
+import dev.patchbay.engine.model.Model;
+import dev.patchbay.engine.stats.AdapterLoad;
+import dev.patchbay.engine.stats.EngineSnapshot;
+import dev.patchbay.engine.stats.FinishedRequest;
+import dev.patchbay.engine.stats.StepStats;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * The engine: a scheduler, a KV cache, adapter tiers and an executor, advanced one step at a time.
+ * Any thread may submit, abort, load and unload; those calls only enqueue commands. Exactly one thread
+ * (the engine loop, or a simulator's driver) calls {@link #beginStep} and {@link #finishStep}, which
+ * apply the commands, run the scheduler and executor, deliver outputs and publish a snapshot.
+ */
+public final class EngineCore {
+    private final EngineConfig config;
+    private final Model model;
+    private final Clock clock;
+    private final KvCacheManager kv;
+    private final AdapterTiers tiers;
+    private final Scheduler scheduler;
+    private final Snapshots snapshots;
+
+    private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
+    private final ConcurrentHashMap<String, RegisteredAdapter> adapters = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, RegisteredAdapter> draining = new ConcurrentHashMap<>();
+    private final Map<RegisteredAdapter, CompletableFuture<Void>> unloads = new HashMap<>();
+    private final List<RegisteredAdapter> wantedLoads = new ArrayList<>();
+    private final Map<Long, Request> active = new HashMap<>();
+    private final AtomicLong nextRequestId = new AtomicLong(1);
+    private final AtomicInteger nextAdapterId = new AtomicInteger(1);
+    /** Requests submitted and not yet taken from the inbox. */
+    private final AtomicInteger inboxRequests = new AtomicInteger();
+    /** The waiting queue's length as of the last step, for admission control from other threads. */
+    private volatile int waitingCount;
+    private final CopyOnWriteArrayList<Consumer<EngineSnapshot>> listeners = new CopyOnWriteArrayList<>();
+    private final Runnable wakeup;
+    private volatile boolean accepting = true;
+
+    // Step-local event buffers, reset by each snapshot.
+    private List<AdapterLoad> loads = new ArrayList<>();
+    private List<FinishedRequest> finished = new ArrayList<>();
+    private boolean dirty = true;
+
+    /** A step that has been scheduled and executed, whose outputs land at {@code startNanos + modeledNanos}. */
+    public record PendingStep(Scheduler.Plan plan, Batch batch, StepResult result, long startNanos, long modeledNanos,
+                              RuntimeException failure) {}
+
+    public EngineCore(EngineConfig config, Model model, Clock clock, ExecutorService loaderPool, Runnable wakeup) {
+        this.config = config;
+        this.model = model;
+        this.clock = clock;
+        this.wakeup = wakeup;
+        this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
+        this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
+                model.executor(), loaderPool, clock, this::wake);
+        this.scheduler = new Scheduler(config, kv, tiers);
+        this.snapshots = new Snapshots(config, model, clock);
+        publish(StepStats.EMPTY);
+    }
+
+    public EngineConfig config() {
+        return config;
+    }
+
+    public Model model() {
+        return model;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    private void wake() {
+        wakeup.run();
+    }
+
+    // ---------------------------------------------------------------- API (any thread)
+
+    /** Accepts a request and returns its id, or refuses it at once. */
+    public long submit(EngineRequest req) throws RequestRejectedException {
+        if (!accepting) throw new RequestRejectedException(Reason.SHUTTING_DOWN, "The server is shutting down");
+        int len = req.promptTokens().length;
+        if (len == 0) throw new RequestRejectedException(Reason.INVALID, "The prompt is empty");
+        if (len >= config.maxModelLen()) {
+            throw new RequestRejectedException(Reason.INVALID, "This model's maximum context length is "
+                    + config.maxModelLen() + " tokens. However, your prompt has " + len + " tokens.");
+        }
+        RegisteredAdapter adapter = null;
+        if (req.adapterName() != null) {
+            adapter = config.enableLora() ? adapters.get(req.adapterName()) : null;
+            if (adapter == null) {
+                throw new RequestRejectedException(Reason.UNKNOWN_ADAPTER,
+                        "The model `" + req.adapterName() + "` does not exist.");
+            }
+        }
+        if (inboxRequests.incrementAndGet() + waitingCount > config.maxWaitingRequests()) {
+            inboxRequests.decrementAndGet();
+            throw new RequestRejectedException(Reason.QUEUE_FULL, "The server's waiting queue is full ("
+                    + config.maxWaitingRequests() + " requests); try again later");
+        }
+        long id = nextRequestId.getAndIncrement();
+        long seed = req.params().seed() != null ? req.params().seed() : config.seed() * 0x9E3779B97F4A7C15L + id;
+        Request r = new Request(id, req.promptTokens().clone(), adapter, req.params(), req.listener(),
+                new SplittableRandom(seed), req.arrivalNanos());
+        if (req.listener().wantsText() || !req.params().stop().isEmpty()) {
+            r.text = new OutputText(model.tokenizer(), req.params().stop());
+        }
+        inbox.add(() -> accept(r));
+        wake();
+        return id;
+    }
+
+    /** Ends a request in whatever state it is; its listener gets a final output with reason abort. */
+    public void abort(long requestId) {
+        inbox.add(() -> {
+            Request r = active.get(requestId);
+            if (r != null) finish(r, FinishReason.ABORT, null);
+        });
+        wake();
+    }
+
+    /**
+     * Validates and registers an adapter; the future completes when it is resident in host memory.
+     * Throws NOT_FOUND when the path holds no adapter, INVALID when it breaks a rule, CONFLICT for a taken name.
+     */
+    public CompletableFuture<RegisteredAdapter> loadAdapter(String name, Path path, boolean pinned, boolean loadNow)
+            throws AdapterException {
+        if (!config.enableLora()) throw new AdapterException(Kind.CONFLICT, "LoRA is not enabled (--enable-lora)");
+        if (adapters.containsKey(name) || draining.containsKey(name)) {
+            throw new AdapterException(Kind.CONFLICT, "The lora adapter '" + name + "' has already been loaded.");
+        }
+        var spec = PeftReader.read(name, path, model.config(), config.maxLoraRank());
+        RegisteredAdapter a = new RegisteredAdapter(nextAdapterId.getAndIncrement(), spec, pinned);
+        if (pinned && pinnedCount() + 1 >= config.maxCpuLoras() + (config.maxCpuLoras() == 1 ? 1 : 0)) {
+            throw new AdapterException(Kind.CONFLICT, "Cannot pin '" + name + "': pinned adapters would fill host memory ("
+                    + config.maxCpuLoras() + " adapters)");
+        }
+        if (adapters.putIfAbsent(name, a) != null || draining.containsKey(name)) {
+            adapters.remove(name, a);
+            throw new AdapterException(Kind.CONFLICT, "The lora adapter '" + name + "' has already been loaded.");
+        }
+        if (loadNow || pinned) {
+            inbox.add(() -> wantedLoads.add(a));
+            wake();
+        } else {
+            a.firstResident().complete(a);
+        }
+        return a.firstResident();
+    }
+
+    private long pinnedCount() {
+        return adapters.values().stream().filter(RegisteredAdapter::pinned).count();
+    }
+
+    /**
+     * Unloads an adapter: new requests for it are refused at once; requests in flight finish; then it leaves
+     * both tiers and the future completes.
+     */
+    public CompletableFuture<Void> unloadAdapter(String name) throws AdapterException {
+        RegisteredAdapter a = adapters.remove(name);
+        if (a == null) throw new AdapterException(Kind.NOT_FOUND, "The lora adapter '" + name + "' cannot be found.");
+        a.markUnloading();
+        draining.put(name, a);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        inbox.add(() -> unloads.put(a, done));
+        wake();
+        return done;
+    }
+
+    public RegisteredAdapter adapter(String name) {
+        return adapters.get(name);
+    }
+
+    /** Adapters that requests may name, in registration order. */
+    public List<RegisteredAdapter> adapters() {
+        List<RegisteredAdapter> list = new ArrayList<>(adapters.values());
+        list.sort(java.util.Comparator.comparingInt(RegisteredAdapter::id));
+        return list;
+    }
+
+    /** Requests ever accepted by {@link #submit}. */
+    public long acceptedRequests() {
+        return nextRequestId.get() - 1;
+    }
+
+    public EngineSnapshot snapshot() {
+        return snapshots.latest();
+    }
+
+    /** Called on the engine thread with every snapshot, in order. */
+    public void addListener(Consumer<EngineSnapshot> listener) {
+        listeners.add(listener);
+    }
+
+    public void stopAccepting() {
+        accepting = false;
+    }
+
+    public boolean accepting() {
+        return accepting;
+    }
+
+    // ---------------------------------------------------------------- the step (engine thread only)
+
+    /** Whether a step would do anything now: commands to apply, requests to run, or loads to admit. */
+    public boolean hasWork() {
+        return !inbox.isEmpty() || !scheduler.running.isEmpty() || !scheduler.waiting.isEmpty()
+                || !unloads.isEmpty() || !wantedLoads.isEmpty();
+    }
+
+    /** Whether requests are queued or running (loads alone do not count). */
+    public boolean hasRequests() {
+        return !scheduler.running.isEmpty() || !scheduler.waiting.isEmpty() || !active.isEmpty() || inboxRequests.get() > 0;
+    }
+
+    /** The earliest time something will become ready by itself (an adapter load), or Long.MAX_VALUE. */
+    public long nextTimedEventNanos() {
+        return tiers.nextLoadReadyNanos();
+    }
+
+    /**
+     * Applies commands, admits finished loads, schedules and executes one batch. Returns null when there was
+     * nothing to run (a snapshot is still published if the state changed).
+     */
+    public PendingStep beginStep() {
+        long now = clock.nanos();
+        Runnable cmd;
+        while ((cmd = inbox.poll()) != null) cmd.run();
+        for (var it = wantedLoads.iterator(); it.hasNext(); ) {
+            RegisteredAdapter a = it.next();
+            if (a.unloading() || tiers.isHostResident(a)) {
+                it.remove();
+                if (tiers.isHostResident(a)) a.firstResident().complete(a);
+                continue;
+            }
+            tiers.requestLoad(a);
+            if (a.loading()) it.remove();
+        }
+        tiers.pollLoads(loads, this::failAdapterRequests);
+        completeUnloads();
+
+        Scheduler.Plan plan = scheduler.schedule(now, loads);
+        if (plan.isEmpty()) {
+            if (dirty || tiers.takeChanged() || !loads.isEmpty() || !finished.isEmpty()) {
+                publish(new StepStats(false, 0, -1, List.of(), List.of(), takeFinished(), takeLoads()));
+            }
+            return null;
+        }
+        Batch batch = buildBatch(plan);
+        StepResult result = null;
+        RuntimeException failure = null;
+        try {
+            result = model.executor().execute(batch);
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        long modeled = plan.activationNanos() + (result == null ? 0 : result.modeledNanos());
+        return new PendingStep(plan, batch, result, now, modeled, failure);
+    }
+
+    /** Applies a step's tokens at engine time {@code endNanos}: outputs, stops, finishes, then a snapshot. */
+    public void finishStep(PendingStep step, long endNanos) {
+        List<StepStats.FirstToken> firstTokens = new ArrayList<>();
+        List<Double> itl = new ArrayList<>();
+        int scheduledTokens = 0;
+        List<Scheduler.Scheduled> items = step.plan().scheduled();
+        for (int i = 0; i < items.size(); i++) {
+            Scheduler.Scheduled s = items.get(i);
+            Request r = s.request();
+            scheduledTokens += s.numTokens();
+            if (r.status != Request.Status.RUNNING) continue; // aborted meanwhile (cannot happen on the loop thread)
+            if (step.failure() != null) {
+                finish(r, FinishReason.ERROR, "The model failed: " + step.failure().getMessage());
+                continue;
+            }
+            r.numComputed += s.numTokens();
+            if (r.numComputed < r.numTokens()) continue; // a prompt chunk: no token yet
+            int token = step.result().nextTokens()[i];
+            if (r.firstTokenNanos < 0) {
+                r.firstTokenNanos = endNanos;
+                firstTokens.add(new StepStats.FirstToken(adapterName(r), (endNanos - r.arrivalNanos) / 1e9));
+                snapshots.promptTokens += r.prompt.length;
+                if (r.adapter != null) r.adapter.promptTokens += r.prompt.length;
+            } else {
+                itl.add((endNanos - r.lastTokenNanos) / 1e9);
+            }
+            r.lastTokenNanos = endNanos;
+            r.appendOutput(token);
+            snapshots.generationTokens++;
+            if (r.adapter != null) r.adapter.generationTokens++;
+            FinishReason reason = stopReason(r, token);
+            if (reason != null) {
+                finish(r, reason, null);
+            } else {
+                emit(r, null, null);
+            }
+        }
+        int numAdapters = config.enableLora() ? step.plan().adapters().size() : -1;
+        publish(new StepStats(true, scheduledTokens, numAdapters, firstTokens, itl, takeFinished(), takeLoads()));
+    }
+
+    /** Convenience for one engine on its own clock: begin, wait the modeled time, finish. */
+    public boolean runStep() throws InterruptedException {
+        PendingStep step = beginStep();
+        if (step == null) return false;
+        if (step.modeledNanos() > 0) clock.sleepUntil(step.startNanos() + step.modeledNanos());
+        finishStep(step, clock.nanos());
+        return true;
+    }
+
+    private FinishReason stopReason(Request r, int token) {
+        boolean stopString = r.text != null && r.text.append(token);
+        if (stopString) return FinishReason.STOP;
+        if (!r.params.ignoreEos() && token == model.tokenizer().eosTokenId()) return FinishReason.STOP;
+        if (r.params.stopTokenIds().contains(token)) return FinishReason.STOP;
+        if (r.numOutput >= r.params.maxTokens() || r.numTokens() >= config.maxModelLen()) return FinishReason.LENGTH;
+        return null;
+    }
+
+    private void accept(Request r) {
+        inboxRequests.decrementAndGet();
+        active.put(r.id, r);
+        r.queuedNanos = clock.nanos();
+        if (r.adapter != null) {
+            snapshots.lookupsCpu++;
+            if (tiers.isHostResident(r.adapter)) snapshots.hitsCpu++;
+            else tiers.requestLoad(r.adapter);
+        }
+        scheduler.enqueue(r);
+        dirty = true;
+    }
+
+    private void finish(Request r, FinishReason reason, String error) {
+        if (r.status == Request.Status.FINISHED) return;
+        scheduler.remove(r);
+        r.status = Request.Status.FINISHED;
+        r.finishReason = reason;
+        r.error = error;
+        active.remove(r.id);
+        snapshots.finished = snapshots.finished.plus(reason);
+        if (r.adapter != null) r.adapter.finished = r.adapter.finished.plus(reason);
+        finished.add(timings(r, reason));
+        dirty = true;
+        emit(r, reason, error);
+    }
+
+    private void emit(Request r, FinishReason reason, String error) {
+        int[] fresh = java.util.Arrays.copyOfRange(r.output, r.numEmitted, r.numOutput);
+        r.numEmitted = r.numOutput;
+        String delta = r.text == null ? "" : r.text.takeDelta(reason != null);
+        try {
+            r.listener.onOutput(new RequestOutput(r.id, fresh, delta, reason, r.prompt.length, r.numOutput, error));
+        } catch (RuntimeException e) {
+            // A listener's fault must not stop the engine; the request itself is aborted if still running.
+            if (reason == null) inbox.add(() -> finish(r, FinishReason.ABORT, null));
+        }
+    }
+
+    private FinishedRequest timings(Request r, FinishReason reason) {
+        long end = r.lastTokenNanos >= 0 ? r.lastTokenNanos : clock.nanos();
+        double nan = Double.NaN;
+        double queue = r.firstScheduledNanos >= 0 ? (r.firstScheduledNanos - r.queuedNanos) / 1e9 : nan;
+        double prefill = r.firstTokenNanos >= 0 ? (r.firstTokenNanos - r.firstScheduledNanos) / 1e9 : nan;
+        double decode = r.firstTokenNanos >= 0 ? (r.lastTokenNanos - r.firstTokenNanos) / 1e9 : nan;
+        double inference = r.firstTokenNanos >= 0 ? (r.lastTokenNanos - r.firstScheduledNanos) / 1e9 : nan;
+        double tpot = r.numOutput > 1 ? decode / (r.numOutput - 1) : nan;
+        return new FinishedRequest(adapterName(r), reason, r.prompt.length, r.numOutput, r.params.maxTokens(),
+                r.params.n(), (Math.max(end, clock.nanos()) - r.arrivalNanos) / 1e9, queue, prefill, decode, inference, tpot);
+    }
+
+    private static String adapterName(Request r) {
+        return r.adapter == null ? null : r.adapter.name();
+    }
+
+    private void failAdapterRequests(RegisteredAdapter a, Throwable cause) {
+        List<Request> victims = new ArrayList<>();
+        for (Request r : scheduler.waiting) if (r.adapter == a) victims.add(r);
+        for (Request r : victims) finish(r, FinishReason.ERROR, "Adapter '" + a.name() + "' failed to load: " + cause.getMessage());
+    }
+
+    private void completeUnloads() {
+        for (var it = unloads.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            RegisteredAdapter a = e.getKey();
+            if (a.inFlight()) continue;
+            tiers.remove(a);
+            if (a.loading()) continue; // the load lands later and is discarded; wait for it
+            draining.remove(a.name(), a);
+            a.firstResident().completeExceptionally(new AdapterException(Kind.NOT_FOUND, "unloaded"));
+            it.remove();
+            e.getValue().complete(null);
+            dirty = true;
+        }
+    }
+
+    private Batch buildBatch(Scheduler.Plan plan) {
+        List<ScheduledSequence> seqs = new ArrayList<>(plan.scheduled().size());
+        int tokens = 0, prefill = 0, decodes = 0;
+        for (Scheduler.Scheduled s : plan.scheduled()) {
+            Request r = s.request();
+            int n = s.numTokens();
+            boolean sample = r.numComputed + n >= r.numTokens();
+            boolean decode = n == 1 && r.numOutput > 0 && r.numComputed == r.numTokens() - 1;
+            if (decode) decodes++;
+            else prefill += n;
+            tokens += n;
+            seqs.add(new ScheduledSequence(r.id, r.tokensRange(r.numComputed, n), r.numComputed, r.blockTable(),
+                    r.adapter == null ? -1 : r.adapter.slot(), sample, r.params, r.rng, r.prompt, r.numOutput));
+        }
+        return new Batch(seqs, tokens, prefill, decodes, plan.adapters().size(), config.blockSize());
+    }
+
+    private List<FinishedRequest> takeFinished() {
+        if (finished.isEmpty()) return List.of();
+        List<FinishedRequest> f = finished;
+        finished = new ArrayList<>();
+        return f;
+    }
+
+    private List<AdapterLoad> takeLoads() {
+        if (loads.isEmpty()) return List.of();
+        List<AdapterLoad> l = loads;
+        loads = new ArrayList<>();
+        return l;
+    }
+
+    private void publish(StepStats step) {
+        dirty = false;
+        waitingCount = scheduler.waiting.size();
+        snapshots.preemptions = scheduler.preemptions;
+        snapshots.lookupsGpu = scheduler.lookupsGpu;
+        snapshots.hitsGpu = scheduler.hitsGpu;
+        EngineSnapshot s = snapshots.publish(scheduler, kv, tiers, step);
+        for (Consumer<EngineSnapshot> l : listeners) l.accept(s);
+    }
+
+    /** Engine-thread view: ids of the waiting queue, head first. */
+    public List<Long> waitingIds() {
+        List<Long> ids = new ArrayList<>();
+        for (Request r : scheduler.waiting) ids.add(r.id());
+        return ids;
+    }
+
+    /** Engine-thread view: ids of the running set, oldest first. */
+    public List<Long> runningIds() {
+        List<Long> ids = new ArrayList<>();
+        for (Request r : scheduler.running) ids.add(r.id());
+        return ids;
+    }
+
+    /** Engine-thread view for invariant checks in tests. */
+    public Collection<Request> activeRequests() {
+        return active.values();
+    }
+
+    public AdapterTiers tiers() {
+        return tiers;
+    }
+
+    public int freeKvBlocks() {
+        return kv.numFree();
+    }
+}

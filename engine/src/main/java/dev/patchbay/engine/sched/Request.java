@@ -1,0 +1,101 @@
+package dev.patchbay.engine.sched;
+
+import dev.patchbay.engine.FinishReason;
+import dev.patchbay.engine.RequestListener;
+import dev.patchbay.engine.SamplingParams;
+import dev.patchbay.engine.adapter.RegisteredAdapter;
+import java.util.Arrays;
+import java.util.random.RandomGenerator;
+
+/** A request inside the engine: its tokens, progress, KV blocks and timing. Owned by the engine thread. */
+public final class Request {
+    public enum Status { WAITING, RUNNING, FINISHED }
+
+    final long id;
+    final int[] prompt;
+    final RegisteredAdapter adapter;
+    final SamplingParams params;
+    final RequestListener listener;
+    final RandomGenerator rng;
+    final long arrivalNanos;
+
+    Status status = Status.WAITING;
+    int[] output = new int[16];
+    int numOutput;
+    /** Tokens whose KV is in the cache; reset to 0 by preemption (recompute). */
+    int numComputed;
+    int[] blocks = new int[4];
+    int numBlocks;
+    /** Tokens already emitted to the listener. */
+    int numEmitted;
+    boolean everPreempted;
+    FinishReason finishReason;
+    String error;
+    OutputText text;
+
+    long queuedNanos = -1;
+    long firstScheduledNanos = -1;
+    long firstTokenNanos = -1;
+    long lastTokenNanos = -1;
+
+    Request(long id, int[] prompt, RegisteredAdapter adapter, SamplingParams params, RequestListener listener,
+            RandomGenerator rng, long arrivalNanos) {
+        this.id = id;
+        this.prompt = prompt;
+        this.adapter = adapter;
+        this.params = params;
+        this.listener = listener;
+        this.rng = rng;
+        this.arrivalNanos = arrivalNanos;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public Status status() {
+        return status;
+    }
+
+    public RegisteredAdapter adapter() {
+        return adapter;
+    }
+
+    int numTokens() {
+        return prompt.length + numOutput;
+    }
+
+    int tokenAt(int i) {
+        return i < prompt.length ? prompt[i] : output[i - prompt.length];
+    }
+
+    /** Whether the tokens computed so far still include part of the prompt (or of a recompute after preemption). */
+    boolean inPrefill() {
+        return numComputed < numTokens() - 1 || numOutput == 0;
+    }
+
+    void appendOutput(int token) {
+        if (numOutput == output.length) output = Arrays.copyOf(output, output.length * 2);
+        output[numOutput++] = token;
+    }
+
+    void addBlock(int block) {
+        if (numBlocks == blocks.length) blocks = Arrays.copyOf(blocks, blocks.length * 2);
+        blocks[numBlocks++] = block;
+    }
+
+    int[] blockTable() {
+        return Arrays.copyOf(blocks, numBlocks);
+    }
+
+    int[] tokensRange(int from, int count) {
+        int[] t = new int[count];
+        for (int i = 0; i < count; i++) t[i] = tokenAt(from + i);
+        return t;
+    }
+
+    @Override
+    public String toString() {
+        return "Request[" + id + " " + status + " adapter=" + (adapter == null ? "-" : adapter.name()) + "]";
+    }
+}

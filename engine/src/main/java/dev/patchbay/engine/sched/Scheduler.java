@@ -1,0 +1,185 @@
+package dev.patchbay.engine.sched;
+
+import dev.patchbay.engine.EngineConfig;
+import dev.patchbay.engine.adapter.AdapterTiers;
+import dev.patchbay.engine.adapter.RegisteredAdapter;
+import dev.patchbay.engine.kv.KvCacheManager;
+import dev.patchbay.engine.stats.AdapterLoad;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Continuous batching with vLLM v1's rules. Each step: running requests first (a decode token, or the next
+ * prompt chunk), preempting the newest running request by recompute when KV blocks run out; then, if nothing
+ * was preempted, waiting requests in arrival order while the token budget, {@code max_num_seqs} and free blocks
+ * allow. LoRA rule: the step's adapter set starts as the running requests' adapters; a waiting request whose
+ * adapter is not in the set is skipped, keeping its place at the head, once the set holds {@code max_loras}
+ * adapters; the scan goes on, so requests for adapters in the set and base-model requests are still admitted.
+ * A request whose adapter is not yet in host memory is skipped the same way while its load runs off the loop.
+ */
+public final class Scheduler {
+    /** Waiting requests whose adapters are fetched ahead of their turn. */
+    private static final int PREFETCH_WINDOW = 64;
+
+    private final EngineConfig config;
+    private final KvCacheManager kv;
+    private final AdapterTiers tiers;
+    final ArrayDeque<Request> waiting = new ArrayDeque<>();
+    final ArrayList<Request> running = new ArrayList<>();
+    long preemptions;
+    long lookupsGpu, hitsGpu;
+
+    /** One request's part of a step: {@code numTokens} tokens starting at its computed position. */
+    public record Scheduled(Request request, int numTokens) {}
+
+    /** What a step will run; {@code activationNanos} is the modeled time of moving adapters into slots. */
+    public record Plan(List<Scheduled> scheduled, List<Request> preempted, Set<RegisteredAdapter> adapters,
+                       long activationNanos) {
+        public boolean isEmpty() {
+            return scheduled.isEmpty();
+        }
+    }
+
+    Scheduler(EngineConfig config, KvCacheManager kv, AdapterTiers tiers) {
+        this.config = config;
+        this.kv = kv;
+        this.tiers = tiers;
+    }
+
+    Plan schedule(long now, List<AdapterLoad> loads) {
+        int budget = config.maxNumBatchedTokens();
+        List<Scheduled> scheduled = new ArrayList<>();
+        List<Request> preempted = new ArrayList<>();
+        Set<RegisteredAdapter> stepAdapters = new HashSet<>();
+        for (Request r : running) if (r.adapter != null) stepAdapters.add(r.adapter);
+
+        int i = 0;
+        while (i < running.size() && budget > 0) {
+            Request r = running.get(i);
+            int n = Math.min(r.numTokens() - r.numComputed, budget);
+            boolean fits = true;
+            while (!kv.canAllocate(kv.blocksFor(r.numComputed + n) - r.numBlocks)) {
+                Request victim = running.remove(running.size() - 1);
+                preempt(victim);
+                preempted.add(victim);
+                if (victim == r) {
+                    fits = false;
+                    break;
+                }
+            }
+            if (!fits) break;
+            allocate(r, n);
+            scheduled.add(new Scheduled(r, n));
+            budget -= n;
+            i++;
+        }
+        // Adapters of preempted requests may have left the running set.
+        if (!preempted.isEmpty()) {
+            stepAdapters.clear();
+            for (Request r : running) if (r.adapter != null) stepAdapters.add(r.adapter);
+        }
+
+        long activationNanos = 0;
+        if (preempted.isEmpty()) {
+            ArrayDeque<Request> skipped = new ArrayDeque<>();
+            while (!waiting.isEmpty() && budget > 0 && running.size() < config.maxNumSeqs()) {
+                Request r = waiting.peekFirst();
+                RegisteredAdapter a = r.adapter;
+                if (a != null && !admissible(a, stepAdapters)) {
+                    skipped.addLast(waiting.pollFirst());
+                    continue;
+                }
+                int n = Math.min(r.numTokens() - r.numComputed, budget);
+                if (!kv.canAllocate(kv.blocksFor(r.numComputed + n) - r.numBlocks)) break;
+                waiting.pollFirst();
+                allocate(r, n);
+                if (a != null) {
+                    lookupsGpu++;
+                    if (a.level() == dev.patchbay.engine.stats.AdapterState.Level.GPU) hitsGpu++;
+                    activationNanos += tiers.activate(a, stepAdapters, loads);
+                    stepAdapters.add(a);
+                    a.waiting--;
+                    a.running++;
+                }
+                r.status = Request.Status.RUNNING;
+                if (r.firstScheduledNanos < 0) r.firstScheduledNanos = now;
+                running.add(r);
+                scheduled.add(new Scheduled(r, n));
+                budget -= n;
+            }
+            while (!skipped.isEmpty()) waiting.addFirst(skipped.pollLast());
+        }
+        prefetchAdapters();
+        return new Plan(scheduled, preempted, stepAdapters, activationNanos);
+    }
+
+    /** A LoRA request may start now if its adapter is in host memory and the step can give it a slot. */
+    private boolean admissible(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters) {
+        if (!tiers.isHostResident(a)) {
+            tiers.requestLoad(a);
+            return false;
+        }
+        if (stepAdapters.contains(a)) return true;
+        return stepAdapters.size() < config.maxLoras() && tiers.canTakeSlot(a, stepAdapters);
+    }
+
+    private void prefetchAdapters() {
+        int seen = 0;
+        for (Request r : waiting) {
+            if (++seen > PREFETCH_WINDOW) break;
+            if (r.adapter != null && !tiers.isHostResident(r.adapter)) tiers.requestLoad(r.adapter);
+        }
+    }
+
+    private void allocate(Request r, int numNewTokens) {
+        int need = kv.blocksFor(r.numComputed + numNewTokens) - r.numBlocks;
+        for (int b = 0; b < need; b++) r.addBlock(kv.allocate());
+    }
+
+    /** Frees a running request's blocks and puts it back at the head of the queue, to be recomputed. */
+    private void preempt(Request r) {
+        freeBlocks(r);
+        r.numComputed = 0;
+        r.status = Request.Status.WAITING;
+        r.everPreempted = true;
+        if (r.adapter != null) {
+            r.adapter.running--;
+            r.adapter.waiting++;
+        }
+        waiting.addFirst(r);
+        preemptions++;
+    }
+
+    void freeBlocks(Request r) {
+        for (int b = 0; b < r.numBlocks; b++) kv.release(r.blocks[b]);
+        r.numBlocks = 0;
+    }
+
+    /** Takes a request out of whichever queue holds it (finish or abort). */
+    void remove(Request r) {
+        if (r.status == Request.Status.RUNNING) {
+            running.remove(r);
+            if (r.adapter != null) r.adapter.running--;
+        } else if (r.status == Request.Status.WAITING) {
+            waiting.remove(r);
+            if (r.adapter != null) r.adapter.waiting--;
+        }
+        freeBlocks(r);
+    }
+
+    void enqueue(Request r) {
+        waiting.addLast(r);
+        if (r.adapter != null) r.adapter.waiting++;
+    }
+
+    public int numRunning() {
+        return running.size();
+    }
+
+    public int numWaiting() {
+        return waiting.size();
+    }
+}

@@ -1,0 +1,86 @@
+package dev.patchbay.engine.sched;
+
+import dev.patchbay.engine.EngineConfig;
+import dev.patchbay.engine.adapter.AdapterTiers;
+import dev.patchbay.engine.adapter.RegisteredAdapter;
+import dev.patchbay.engine.clock.Clock;
+import dev.patchbay.engine.kv.KvCacheManager;
+import dev.patchbay.engine.model.Model;
+import dev.patchbay.engine.stats.AdapterState;
+import dev.patchbay.engine.stats.Counters;
+import dev.patchbay.engine.stats.EngineSnapshot;
+import dev.patchbay.engine.stats.FinishCounts;
+import dev.patchbay.engine.stats.LoraState;
+import dev.patchbay.engine.stats.StepStats;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/** Builds the immutable snapshots and keeps the cumulative counters. Engine thread only, except {@link #latest}. */
+final class Snapshots {
+    private final EngineConfig config;
+    private final Clock clock;
+    private final String loraDtype;
+    private volatile EngineSnapshot latest;
+    private long sequence;
+
+    long preemptions, promptTokens, generationTokens, lookupsGpu, hitsGpu, lookupsCpu, hitsCpu;
+    FinishCounts finished = FinishCounts.ZERO;
+
+    private List<String> lastRunningNames = List.of();
+    private List<String> lastWaitingNames = List.of();
+    private double activityChanged;
+
+    Snapshots(EngineConfig config, Model model, Clock clock) {
+        this.config = config;
+        this.clock = clock;
+        this.loraDtype = config.loraDtype().equals("auto") ? model.dtype() : config.loraDtype();
+        this.activityChanged = clock.unixSeconds();
+    }
+
+    EngineSnapshot latest() {
+        return latest;
+    }
+
+    EngineSnapshot publish(Scheduler scheduler, KvCacheManager kv, AdapterTiers tiers, StepStats step) {
+        double now = clock.unixSeconds();
+        LoraState lora = null;
+        if (config.enableLora()) {
+            Set<RegisteredAdapter> listed = new LinkedHashSet<>(tiers.hostResidents());
+            listed.addAll(tiers.loadingAdapters());
+            for (Request r : scheduler.running) if (r.adapter != null) listed.add(r.adapter);
+            for (Request r : scheduler.waiting) if (r.adapter != null) listed.add(r.adapter);
+            List<AdapterState> states = new ArrayList<>(listed.size());
+            List<String> runningNames = new ArrayList<>();
+            List<String> waitingNames = new ArrayList<>();
+            for (RegisteredAdapter a : listed) {
+                states.add(new AdapterState(a.name(), a.id(), a.running, a.waiting, a.level(), a.loading(), a.pinned(),
+                        a.spec().rank(), a.level() == AdapterState.Level.NONE ? 0 : a.spec().weightBytes(),
+                        a.promptTokens, a.generationTokens, a.finished));
+                if (a.running > 0) runningNames.add(a.name());
+                if (a.waiting > 0) waitingNames.add(a.name());
+            }
+            states.sort(Comparator.comparing(AdapterState::name).thenComparingInt(AdapterState::id));
+            runningNames.sort(null);
+            waitingNames.sort(null);
+            if (!runningNames.equals(lastRunningNames) || !waitingNames.equals(lastWaitingNames)) {
+                lastRunningNames = List.copyOf(runningNames);
+                lastWaitingNames = List.copyOf(waitingNames);
+                activityChanged = now;
+            }
+            lora = new LoraState(config.maxLoras(), config.maxCpuLoras(), config.maxLoraRank(), loraDtype,
+                    List.copyOf(states), tiers.slotsUsed(), tiers.hostResident() - tiers.slotsUsed(),
+                    lastRunningNames, lastWaitingNames, activityChanged);
+        }
+        Counters counters = new Counters(preemptions, promptTokens, generationTokens, finished, 0, 0,
+                tiers.loadsFromDisk, tiers.loadsFromCpu, tiers.evictionsGpu, tiers.evictionsCpu,
+                lookupsGpu, hitsGpu, lookupsCpu, hitsCpu, tiers.loadFailures);
+        EngineSnapshot s = new EngineSnapshot(++sequence, clock.nanos(), now, config.servedModelName(),
+                scheduler.numRunning(), scheduler.numWaiting(), kv.numBlocks(), kv.numUsed(), kv.blockSize(),
+                config.enablePrefixCaching(), lora, counters, step);
+        latest = s;
+        return s;
+    }
+}
