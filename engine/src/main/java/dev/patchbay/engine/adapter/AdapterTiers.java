@@ -108,10 +108,17 @@ public final class AdapterTiers {
         changed = true;
     }
 
-    /** Earliest time a pending load may complete, or Long.MAX_VALUE. */
+    /**
+     * Earliest future time a pending load's modeled duration ends, or Long.MAX_VALUE. Loads that wait for real
+     * work wake the engine themselves; loads waiting for host room are retried by the steps that free it.
+     */
     public long nextLoadReadyNanos() {
+        long now = clock.nanos();
         long t = Long.MAX_VALUE;
-        for (RegisteredAdapter a : loading) t = Math.min(t, a.pendingLoad.readyAtNanos());
+        for (RegisteredAdapter a : loading) {
+            long ready = a.pendingLoad.readyAtNanos();
+            if (ready > now) t = Math.min(t, ready);
+        }
         return t;
     }
 
@@ -162,17 +169,18 @@ public final class AdapterTiers {
         return admitted;
     }
 
-    /** Evicts the least recently used evictable adapter if host memory is full; false if none can go. */
+    /**
+     * Evicts the least recently used idle adapter if host memory is full; false if none can go. Adapters with
+     * queued requests stay: evicting them would only make those requests reload it (and two loads landing
+     * together could evict each other forever).
+     */
     private boolean makeHostRoom() {
         if (host.size() < hostCapacity) return true;
         RegisteredAdapter victim = null;
-        // Prefer an adapter with nothing queued; only then one whose queued requests would need a reload.
         for (RegisteredAdapter a : host) {
-            if (!a.pinned && a.running == 0 && a.waiting == 0) { victim = a; break; }
-        }
-        if (victim == null) {
-            for (RegisteredAdapter a : host) {
-                if (!a.pinned && a.running == 0) { victim = a; break; }
+            if (!a.pinned && a.running == 0 && a.waiting == 0) {
+                victim = a;
+                break;
             }
         }
         if (victim == null) return false;

@@ -27,10 +27,11 @@ public final class VirtualEngineDriver {
         events.add(new Event(atNanos, order++, action));
     }
 
-    /** Steps the engine and fires events until {@code endNanos}, or until nothing is left to happen. */
+    /** Fires events and runs the steps that start before {@code endNanos}, or until nothing is left to happen. */
     public void runUntil(long endNanos) {
         while (true) {
             while (!events.isEmpty() && events.peek().atNanos <= clock.nanos()) events.poll().action.run();
+            if (clock.nanos() >= endNanos) return;
             EngineCore.PendingStep step = core.beginStep();
             if (step != null) {
                 clock.advanceTo(step.startNanos() + step.modeledNanos());
