@@ -27,6 +27,8 @@ final class EngineFixture {
     final Path adapterRoot;
     final List<EngineSnapshot> snapshots = new CopyOnWriteArrayList<>();
     final ConcurrentHashMap<Long, List<RequestOutput>> outputs = new ConcurrentHashMap<>();
+    /** Engine time at which each request's final output was delivered. */
+    final ConcurrentHashMap<Long, Long> finishNanos = new ConcurrentHashMap<>();
 
     EngineFixture(EngineConfig config, LatencyModel latency, SimulatedExecutor.TextMode mode, Path adapterRoot) {
         this.model = new SimModel(MODEL, SimModel.DEFAULT_CONFIG, latency, mode, 0.0);
@@ -64,14 +66,13 @@ final class EngineFixture {
 
     long submit(String adapter, int[] prompt, SamplingParams params) throws RequestRejectedException {
         List<RequestOutput> sink = new ArrayList<>();
-        long[] idHolder = new long[1];
         long id = core.submit(new EngineRequest(prompt, adapter, params, clock.nanos(), out -> {
             synchronized (sink) {
                 sink.add(out);
             }
+            if (out.finished()) finishNanos.put(out.requestId(), clock.nanos());
         }));
         outputs.put(id, sink);
-        idHolder[0] = id;
         return id;
     }
 

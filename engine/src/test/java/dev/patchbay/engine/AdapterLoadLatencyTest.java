@@ -1,0 +1,114 @@
+package dev.patchbay.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.patchbay.engine.adapter.AdapterSpec;
+import dev.patchbay.engine.clock.RealClock;
+import dev.patchbay.engine.exec.Batch;
+import dev.patchbay.engine.exec.Executor;
+import dev.patchbay.engine.exec.LoadedAdapter;
+import dev.patchbay.engine.exec.StepResult;
+import dev.patchbay.engine.model.ChatMessage;
+import dev.patchbay.engine.model.Model;
+import dev.patchbay.engine.model.ModelConfig;
+import dev.patchbay.engine.model.Tokenizer;
+import dev.patchbay.engine.sim.LatencyModel;
+import dev.patchbay.engine.sim.SimModel;
+import dev.patchbay.engine.sim.SimulatedExecutor;
+import dev.patchbay.engine.sim.SimulatedExecutor.TextMode;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Loading an adapter from storage happens off the engine loop: other requests keep running meanwhile. */
+class AdapterLoadLatencyTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void slowLoadOnVirtualTimeDoesNotDelayOtherAdapters() throws Exception {
+        LatencyModel slowDisk = LatencyModel.ofMillis(5, 0.1, 0.2, 0.5, 5000, 3);
+        EngineFixture f = new EngineFixture(EngineFixture.config().maxLoras(2).maxCpuLoras(2).build(), slowDisk,
+                TextMode.RANDOM, dir);
+        f.load("resident");
+        f.register("cold");
+        long t0 = f.clock.nanos();
+        long cold = f.submit("cold", 16, 10);
+        long warm = f.submit("resident", 16, 10);
+        long base = f.submit(null, 16, 10);
+        f.driver.runToCompletion();
+        double warmDone = seconds(f, warm, t0);
+        double coldDone = seconds(f, cold, t0);
+        assertThat(warmDone).isLessThan(0.2);
+        assertThat(seconds(f, base, t0)).isLessThan(0.2);
+        assertThat(coldDone).isGreaterThan(5.0).isLessThan(5.3);
+    }
+
+    private static double seconds(EngineFixture f, long id, long t0) {
+        return (f.finishNanos.get(id) - t0) / 1e9;
+    }
+
+    @Test
+    void slowLoadOnRealTimeDoesNotBlockTheLoop() throws Exception {
+        CountDownLatch loadMayFinish = new CountDownLatch(1);
+        CountDownLatch loadStarted = new CountDownLatch(1);
+        SimModel sim = new SimModel("sim-test", SimModel.DEFAULT_CONFIG, LatencyModel.ZERO, TextMode.RANDOM, 0);
+        Model blockingLoads = new DelegatingModel(sim) {
+            @Override
+            public LoadedAdapter loadAdapter(AdapterSpec spec) throws java.io.IOException {
+                if (spec.name().equals("cold")) {
+                    loadStarted.countDown();
+                    try {
+                        loadMayFinish.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                }
+                return super.loadAdapter(spec);
+            }
+        };
+        EngineConfig config = EngineFixture.config().maxLoras(2).maxCpuLoras(2).build();
+        try (Engine engine = Engine.start(config, blockingLoads, RealClock.INSTANCE)) {
+            engine.loadAdapter("warm", EngineFixture.writeAdapter(dir, "warm", 1), false).get(10, TimeUnit.SECONDS);
+            engine.core().loadAdapter("cold", EngineFixture.writeAdapter(dir, "cold", 2), false, false);
+            CountDownLatch coldDone = new CountDownLatch(1);
+            CountDownLatch warmDone = new CountDownLatch(20);
+            engine.submit(new EngineRequest(new int[] {300, 301}, "cold", SamplingParams.fixedLength(5), 0,
+                    o -> { if (o.finished()) coldDone.countDown(); }));
+            assertThat(loadStarted.await(10, TimeUnit.SECONDS)).isTrue();
+            // While the cold load hangs, twenty requests for the warm adapter and the base model finish.
+            for (int i = 0; i < 20; i++) {
+                engine.submit(new EngineRequest(new int[] {300, 301}, i % 2 == 0 ? "warm" : null,
+                        SamplingParams.fixedLength(5), 0, o -> { if (o.finished()) warmDone.countDown(); }));
+            }
+            assertThat(warmDone.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(coldDone.getCount()).isEqualTo(1);
+            loadMayFinish.countDown();
+            assertThat(coldDone.await(10, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    /** A model whose executor forwards to another, so a test can override one call. */
+    private static class DelegatingModel implements Model, Executor {
+        private final Model inner;
+
+        DelegatingModel(Model inner) {
+            this.inner = inner;
+        }
+
+        @Override public String source() { return inner.source(); }
+        @Override public ModelConfig config() { return inner.config(); }
+        @Override public Tokenizer tokenizer() { return inner.tokenizer(); }
+        @Override public String renderChat(List<ChatMessage> m, boolean g) { return inner.renderChat(m, g); }
+        @Override public String dtype() { return inner.dtype(); }
+        @Override public Executor executor() { return this; }
+        @Override public LoadedAdapter loadAdapter(AdapterSpec spec) throws java.io.IOException { return inner.executor().loadAdapter(spec); }
+        @Override public long modeledLoadNanos(AdapterSpec spec) { return 0; }
+        @Override public long activate(int slot, LoadedAdapter a) { return inner.executor().activate(slot, a); }
+        @Override public void deactivate(int slot) { inner.executor().deactivate(slot); }
+        @Override public StepResult execute(Batch batch) { return inner.executor().execute(batch); }
+    }
+}
