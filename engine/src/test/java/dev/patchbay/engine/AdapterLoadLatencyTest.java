@@ -110,5 +110,6 @@ class AdapterLoadLatencyTest {
         @Override public long activate(int slot, LoadedAdapter a) { return inner.executor().activate(slot, a); }
         @Override public void deactivate(int slot) { inner.executor().deactivate(slot); }
         @Override public StepResult execute(Batch batch) { return inner.executor().execute(batch); }
+        @Override public void close() {}
     }
 }

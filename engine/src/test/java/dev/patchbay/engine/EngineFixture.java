@@ -50,8 +50,8 @@ final class EngineFixture {
     /** Registers an adapter (written under the fixture's root) and makes it host-resident. */
     void load(String name) throws Exception {
         var future = core.loadAdapter(name, writeAdapter(adapterRoot, name, name.hashCode()), false, true);
-        driver.runUntil(clock.nanos() + 1_000_000_000L);
-        future.get();
+        for (int i = 0; i < 600 && !future.isDone(); i++) driver.runUntil(clock.nanos() + 100_000_000L);
+        future.get(1, java.util.concurrent.TimeUnit.SECONDS);
     }
 
     void register(String name) throws Exception {
