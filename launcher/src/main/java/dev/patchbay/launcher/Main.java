@@ -1,0 +1,22 @@
+package dev.patchbay.launcher;
+
+import dev.patchbay.model.GenerateModelCommand;
+import dev.patchbay.router.RouteCommand;
+import dev.patchbay.server.ServeCommand;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code patchbay} command: one jar, one subcommand per part. */
+@Command(name = "patchbay", mixinStandardHelpOptions = true, version = "Patchbay 0.1.0",
+        description = "Serve many LoRA adapters on shared base models and route their traffic.",
+        subcommands = {ServeCommand.class, RouteCommand.class, GenerateModelCommand.class, JmhCommand.class})
+public final class Main implements Runnable {
+    @Override
+    public void run() {
+        new CommandLine(this).usage(System.out);
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new Main()).execute(args));
+    }
+}

@@ -1,0 +1,287 @@
+package dev.patchbay.server;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.patchbay.engine.Engine;
+import dev.patchbay.engine.EngineConfig;
+import dev.patchbay.engine.adapter.AdapterException;
+import dev.patchbay.engine.adapter.RegisteredAdapter;
+import dev.patchbay.engine.clock.Clock;
+import dev.patchbay.engine.clock.RealClock;
+import dev.patchbay.engine.model.Model;
+import dev.patchbay.engine.sim.SimModel;
+import dev.patchbay.metrics.EngineMetrics;
+import dev.patchbay.metrics.MetricsOptions;
+import dev.patchbay.metrics.Scrape;
+import dev.patchbay.server.http.ApiException;
+import dev.patchbay.server.http.ApiKey;
+import dev.patchbay.server.http.Http;
+import dev.patchbay.server.openai.GenerationHandler;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.Handler;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** The model server: an engine, its metrics, and the OpenAI API over HTTP. */
+public final class PatchbayServer {
+    public static final String VERSION = "0.1.0";
+
+    /** Start-up failed for a reason the operator must fix (bad model, bad adapter, port in use). */
+    public static final class StartupException extends Exception {
+        StartupException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private final ServerOptions options;
+    private final Engine engine;
+    private final EngineMetrics metrics;
+    private final AdapterPaths adapterPaths;
+    private final ApiKey apiKey;
+    private final Clock clock = RealClock.INSTANCE;
+    private final GenerationHandler generation;
+    private final List<ServerOptions.LoraModule> staticAdapters = new ArrayList<>();
+    private WebServer web;
+    private volatile boolean stopping;
+
+    private PatchbayServer(ServerOptions options, Engine engine, EngineMetrics metrics, AdapterPaths paths) {
+        this.options = options;
+        this.engine = engine;
+        this.metrics = metrics;
+        this.adapterPaths = paths;
+        this.apiKey = options.apiKey() == null ? null : new ApiKey(options.apiKey());
+        this.generation = new GenerationHandler(engine, clock, this::adapterFor, options.maxRequestBodyBytes());
+    }
+
+    public static PatchbayServer start(ServerOptions options) throws StartupException {
+        Model model = ModelFactory.create(options);
+        String served = options.servedName();
+        EngineConfig config;
+        try {
+            config = EngineConfig.builder(served)
+                    .maxNumSeqs(options.maxNumSeqs()).maxNumBatchedTokens(options.maxNumBatchedTokens())
+                    .maxModelLen(options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings())
+                    .blockSize(options.blockSize()).numKvBlocks(options.numKvBlocks() != null ? options.numKvBlocks() : 8192)
+                    .enablePrefixCaching(options.enablePrefixCaching()).enableLora(options.enableLora())
+                    .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
+                    .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
+                    .build();
+        } catch (IllegalArgumentException e) {
+            model.close();
+            throw e;
+        }
+        MetricsOptions mo = MetricsOptions.of(config)
+                .withShowHiddenMetricsForVersion(options.showHiddenMetricsForVersion())
+                .withMaxLoraMetricSeries(options.maxLoraMetricSeries())
+                .withEnableLoraLatencyMetrics(options.enableLoraLatencyMetrics());
+        if (options.patchbayVersion() != null) mo = mo.withPatchbayVersion(options.patchbayVersion());
+
+        List<ServerOptions.LoraModule> modules = new ArrayList<>(options.loraModules());
+        Path demoRoot = DemoAdapters.defaultRoot();
+        if (options.demoAdapters() > 0) {
+            try {
+                modules.addAll(DemoAdapters.write(demoRoot, options.demoAdapters(), model.config(), served));
+            } catch (IOException e) {
+                model.close();
+                throw new StartupException("cannot write demo adapters under " + demoRoot + ": " + e.getMessage(), e);
+            }
+        }
+        Set<Path> allowed = new LinkedHashSet<>(options.loraAllowedDirs());
+        if (allowed.isEmpty()) {
+            allowed.add(Path.of("").toAbsolutePath());
+            if (options.loraResolverDir() != null) allowed.add(options.loraResolverDir());
+            for (ServerOptions.LoraModule m : modules) allowed.add(m.path().toAbsolutePath().getParent());
+        }
+
+        Engine engine = Engine.start(config, model, RealClock.INSTANCE);
+        EngineMetrics metrics = new EngineMetrics(mo, engine::snapshot);
+        engine.addListener(metrics);
+        PatchbayServer server = new PatchbayServer(options, engine, metrics, new AdapterPaths(List.copyOf(allowed)));
+        try {
+            for (ServerOptions.LoraModule m : modules) server.loadStatic(m);
+            server.web = WebServer.builder().host(options.host()).port(options.port()).shutdownHook(false)
+                    .routing(server::routes).build().start();
+        } catch (RuntimeException | StartupException e) {
+            engine.close();
+            throw e instanceof StartupException s ? s : new StartupException(e.getMessage(), e);
+        }
+        return server;
+    }
+
+    private void loadStatic(ServerOptions.LoraModule m) throws StartupException {
+        try {
+            engine.loadAdapter(m.name(), m.path(), false).get(60, TimeUnit.SECONDS);
+            staticAdapters.add(m);
+        } catch (AdapterException e) {
+            throw new StartupException("cannot load LoRA adapter '" + m.name() + "' from " + m.path() + ": " + e.getMessage(), e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new StartupException("cannot load LoRA adapter '" + m.name() + "': " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StartupException("interrupted while loading adapters", e);
+        }
+    }
+
+    private void routes(HttpRouting.Builder r) {
+        r.get("/health", (req, res) -> {
+            if (stopping) Http.sendError(res, 503, "The server is shutting down", null);
+            else res.send();
+        });
+        r.get("/version", (req, res) -> Http.sendJson(res, Http.JSON.createObjectNode().put("version", VERSION)));
+        r.get("/metrics", this::metrics);
+        r.get("/v1/models", api(this::models));
+        r.post("/v1/completions", api((req, res) -> generation.handle(req, res, false)));
+        r.post("/v1/chat/completions", api((req, res) -> generation.handle(req, res, true)));
+        if (options.allowRuntimeLoraUpdating()) {
+            AdapterAdmin admin = new AdapterAdmin(engine, adapterPaths, options.maxRequestBodyBytes());
+            r.post("/v1/load_lora_adapter", api(admin::load));
+            r.post("/v1/unload_lora_adapter", api(admin::unload));
+        }
+        r.any((req, res) -> Http.sendError(res, 404, "Not Found: " + req.prologue().method() + " " + req.path().path(), null));
+    }
+
+    /** Wraps a /v1 handler: API key, shutdown refusal, and OpenAI-shaped errors for whatever it throws. */
+    private Handler api(Handler h) {
+        return (req, res) -> {
+            try {
+                if (apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
+                    throw new ApiException(401, "Unauthorized: a valid 'Authorization: Bearer <key>' header is required");
+                }
+                if (stopping) throw new ApiException(503, "The server is shutting down");
+                h.handle(req, res);
+            } catch (ApiException e) {
+                if (!res.isSent()) Http.sendError(res, e.status(), e.getMessage(), e.param());
+            } catch (RuntimeException e) {
+                if (!res.isSent()) Http.sendError(res, 500, "Internal error: " + e, null);
+            }
+        };
+    }
+
+    private void metrics(ServerRequest req, ServerResponse res) {
+        List<String> names = req.query().all("name[]", List::of);
+        Scrape s = metrics.scrape(new LinkedHashSet<>(names), req.headers().first(HeaderNames.ACCEPT).orElse(null));
+        res.header(HeaderNames.CONTENT_TYPE, s.contentType());
+        res.send(s.body());
+    }
+
+    private void models(ServerRequest req, ServerResponse res) {
+        long created = System.currentTimeMillis() / 1000;
+        ObjectNode list = Http.JSON.createObjectNode();
+        list.put("object", "list");
+        ArrayNode data = list.putArray("data");
+        String base = engine.config().servedModelName();
+        ObjectNode b = card(base, created, engine.model().source(), null);
+        b.put("max_model_len", engine.config().maxModelLen());
+        data.add(b);
+        for (RegisteredAdapter a : engine.adapters()) {
+            data.add(card(a.name(), created, a.spec().path().toString(), base).putNull("max_model_len"));
+        }
+        Http.sendJson(res, list);
+    }
+
+    private static ObjectNode card(String id, long created, String root, String parent) {
+        ObjectNode c = Http.JSON.createObjectNode();
+        c.put("id", id);
+        c.put("object", "model");
+        c.put("created", created);
+        c.put("owned_by", "patchbay");
+        c.put("root", root);
+        if (parent == null) c.putNull("parent");
+        else c.put("parent", parent);
+        c.putArray("permission");
+        return c;
+    }
+
+    /** The adapter a request's {@code model} names; loads it through the resolver directory when allowed. */
+    private String adapterFor(String model) {
+        if (model.equals(engine.config().servedModelName())) return null;
+        if (engine.config().enableLora() && engine.core().adapter(model) != null) return model;
+        if (engine.config().enableLora() && options.loraResolverDir() != null && model.matches("[A-Za-z0-9._-]+")
+                && !model.startsWith(".")) {
+            try {
+                Path dir = adapterPaths.confine(options.loraResolverDir().resolve(model).toString());
+                engine.loadAdapter(model, dir, false).get(60, TimeUnit.SECONDS);
+                return model;
+            } catch (AdapterException e) {
+                if (e.kind() == AdapterException.Kind.CONFLICT) return model; // loaded meanwhile by another request
+                if (e.kind() == AdapterException.Kind.INVALID) {
+                    throw new ApiException(400, "LoRA adapter " + model + " was found but could not be loaded: " + e.getMessage());
+                }
+            } catch (ExecutionException | TimeoutException e) {
+                throw new ApiException(500, "LoRA adapter " + model + " could not be loaded: " + e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ApiException(503, "The server is shutting down");
+            }
+        }
+        throw new ApiException(404, "The model `" + model + "` does not exist.", "model");
+    }
+
+    public int port() {
+        return web.port();
+    }
+
+    public Engine engine() {
+        return engine;
+    }
+
+    public EngineMetrics metrics() {
+        return metrics;
+    }
+
+    /** Stops taking requests (503), lets those in flight finish for up to {@code grace}, then stops. */
+    public void stopGracefully(Duration grace) {
+        stopping = true;
+        try {
+            engine.drain(grace);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        // Streams flush their last events after the engine finishes; give them a moment.
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        web.stop();
+        engine.close();
+    }
+
+    public void stop() {
+        stopping = true;
+        web.stop();
+        engine.close();
+    }
+
+    void printWelcome(PrintStream out) {
+        String host = options.host().equals("0.0.0.0") ? "localhost" : options.host();
+        String url = "http://" + host + ":" + port();
+        String auth = options.apiKey() == null ? "" : " -H 'Authorization: Bearer " + "$KEY'";
+        out.println("Patchbay " + VERSION + " serving " + engine.config().servedModelName() + " (" + engine.model().source()
+                + ") on " + url);
+        if (engine.config().enableLora()) {
+            out.println("LoRA: max_loras=" + engine.config().maxLoras() + " max_cpu_loras=" + engine.config().maxCpuLoras()
+                    + ", adapters: " + engine.adapters().stream().map(RegisteredAdapter::name).toList());
+        }
+        String model = staticAdapters.isEmpty() ? engine.config().servedModelName() : staticAdapters.get(0).name();
+        out.println("Try:");
+        out.println("  curl -s " + url + "/v1/models" + auth);
+        out.println("  curl -s " + url + "/v1/completions" + auth + " -H 'Content-Type: application/json' \\");
+        out.println("       -d '{\"model\": \"" + model + "\", \"prompt\": \"Hello\", \"max_tokens\": 16}'");
+        out.println("  curl -s " + url + "/metrics | grep lora");
+    }
+}

@@ -1,0 +1,38 @@
+package dev.patchbay.server;
+
+import dev.patchbay.engine.sim.LatencyModel;
+import dev.patchbay.engine.sim.SimulatedExecutor;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Everything {@code patchbay serve} was told, validated. Built by {@link ServeCommand} from vLLM-style flags.
+ *
+ * @param model            a model directory, or {@code sim:<name>}
+ * @param demoAdapters     demo adapters to write and serve (the no-flag quick start)
+ * @param loraAllowedDirs  roots adapter paths must lie under (after resolving symlinks)
+ * @param numKvBlocks      KV blocks, or null for the model's default
+ * @param maxModelLen      null for the model's own limit
+ */
+public record ServerOptions(String model, String servedModelName, String host, int port, String apiKey,
+                            boolean enableLora, int maxLoras, Integer maxCpuLoras, int maxLoraRank, String loraDtype,
+                            List<LoraModule> loraModules, int maxNumSeqs, int maxNumBatchedTokens, Integer maxModelLen,
+                            int blockSize, boolean enablePrefixCaching, Integer numKvBlocks,
+                            String showHiddenMetricsForVersion, boolean allowRuntimeLoraUpdating, Path loraResolverDir,
+                            List<Path> loraAllowedDirs, int maxLoraMetricSeries, boolean enableLoraLatencyMetrics,
+                            int maxWaitingRequests, long maxRequestBodyBytes, long seed, LatencyModel simLatency,
+                            SimulatedExecutor.TextMode simText, double simEosProbability, int demoAdapters,
+                            double shutdownGraceSeconds, String patchbayVersion) {
+
+    /** A {@code --lora-modules} entry. */
+    public record LoraModule(String name, Path path, String baseModelName) {}
+
+    public boolean simulated() {
+        return model.startsWith("sim:");
+    }
+
+    public String servedName() {
+        if (servedModelName != null) return servedModelName;
+        return simulated() ? model.substring(4) : Path.of(model).getFileName().toString();
+    }
+}

@@ -1,0 +1,146 @@
+package dev.patchbay.server.openai;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.patchbay.engine.SamplingParams;
+import dev.patchbay.engine.model.ChatMessage;
+import dev.patchbay.engine.model.Model;
+import dev.patchbay.server.http.ApiException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An OpenAI completions or chat-completions body, validated and tokenized: what the engine needs.
+ *
+ * @param prompts     one or more tokenized prompts (completions accept a batch)
+ * @param maxTokens   null when the client left it to the model's remaining context
+ */
+record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, double temperature, double topP, int topK,
+                         Long seed, List<String> stop, List<Integer> stopTokenIds, boolean ignoreEos, int n,
+                         boolean stream, boolean includeUsage) {
+
+    static GenerationRequest parse(ObjectNode body, boolean chat, Model model) {
+        String name = body.hasNonNull("model") ? text(body, "model") : null;
+        List<int[]> prompts = chat ? List.of(chatPrompt(body, model)) : completionPrompts(body, model);
+        Integer maxTokens = optionalInt(body, chat && body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens");
+        if (maxTokens != null && maxTokens < 1) throw ApiException.badRequest("max_tokens must be at least 1, got " + maxTokens, "max_tokens");
+        double temperature = number(body, "temperature", 1.0);
+        if (temperature < 0 || temperature > 2) throw ApiException.badRequest("temperature must be in [0, 2], got " + temperature, "temperature");
+        double topP = number(body, "top_p", 1.0);
+        if (!(topP > 0 && topP <= 1)) throw ApiException.badRequest("top_p must be in (0, 1], got " + topP, "top_p");
+        Integer topK = optionalInt(body, "top_k");
+        Integer n = optionalInt(body, "n");
+        if (n != null && (n < 1 || n > 128)) throw ApiException.badRequest("n must be in [1, 128], got " + n, "n");
+        JsonNode seed = body.get("seed");
+        if (seed != null && !seed.isNull() && !seed.canConvertToLong()) throw ApiException.badRequest("seed must be an integer", "seed");
+        List<String> stop = new ArrayList<>();
+        JsonNode s = body.get("stop");
+        if (s != null && !s.isNull()) {
+            if (s.isTextual()) stop.add(s.asText());
+            else if (s.isArray()) s.forEach(x -> {
+                if (!x.isTextual()) throw ApiException.badRequest("stop must be a string or a list of strings", "stop");
+                stop.add(x.asText());
+            });
+            else throw ApiException.badRequest("stop must be a string or a list of strings", "stop");
+        }
+        stop.removeIf(String::isEmpty);
+        List<Integer> stopIds = new ArrayList<>();
+        JsonNode ids = body.get("stop_token_ids");
+        if (ids != null && ids.isArray()) ids.forEach(x -> stopIds.add(x.asInt()));
+        JsonNode streamOptions = body.get("stream_options");
+        boolean stream = body.path("stream").asBoolean(false);
+        return new GenerationRequest(name, prompts, maxTokens, temperature, topP, topK == null ? -1 : topK,
+                seed == null || seed.isNull() ? null : seed.asLong(), stop, stopIds, body.path("ignore_eos").asBoolean(false),
+                n == null ? 1 : n, stream, stream && streamOptions != null && streamOptions.path("include_usage").asBoolean(false));
+    }
+
+    SamplingParams samplingParams(int maxTokens, int choice) {
+        Long s = seed == null ? null : seed + choice;
+        return new SamplingParams(maxTokens, temperature, topP, topK, s, stop, stopTokenIds, ignoreEos, n);
+    }
+
+    private static int[] chatPrompt(ObjectNode body, Model model) {
+        JsonNode messages = body.get("messages");
+        if (messages == null || !messages.isArray() || messages.isEmpty()) {
+            throw ApiException.badRequest("messages must be a non-empty list", "messages");
+        }
+        List<ChatMessage> list = new ArrayList<>();
+        for (JsonNode m : messages) {
+            if (!m.isObject() || !m.path("role").isTextual()) throw ApiException.badRequest("each message needs a role", "messages");
+            list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"))));
+        }
+        boolean addGenerationPrompt = body.path("add_generation_prompt").asBoolean(true);
+        return model.tokenizer().encode(model.renderChat(list, addGenerationPrompt));
+    }
+
+    /** Message content is a string or a list of parts, of which the text parts count. */
+    private static String content(JsonNode c) {
+        if (c == null || c.isNull()) return "";
+        if (c.isTextual()) return c.asText();
+        if (c.isArray()) {
+            StringBuilder sb = new StringBuilder();
+            for (JsonNode part : c) {
+                if (!"text".equals(part.path("type").asText())) {
+                    throw ApiException.badRequest("only text content parts are supported", "messages");
+                }
+                sb.append(part.path("text").asText());
+            }
+            return sb.toString();
+        }
+        throw ApiException.badRequest("message content must be a string or a list of parts", "messages");
+    }
+
+    private static List<int[]> completionPrompts(ObjectNode body, Model model) {
+        JsonNode p = body.get("prompt");
+        if (p == null || p.isNull()) throw ApiException.badRequest("prompt is required", "prompt");
+        List<int[]> out = new ArrayList<>();
+        if (p.isTextual()) {
+            out.add(model.tokenizer().encode(p.asText()));
+        } else if (p.isArray() && !p.isEmpty() && p.get(0).isInt()) {
+            out.add(tokenIds(p, model));
+        } else if (p.isArray() && !p.isEmpty()) {
+            for (JsonNode item : p) {
+                if (item.isTextual()) out.add(model.tokenizer().encode(item.asText()));
+                else if (item.isArray()) out.add(tokenIds(item, model));
+                else throw ApiException.badRequest("prompt must be a string, a list of strings or token ids", "prompt");
+            }
+        } else {
+            throw ApiException.badRequest("prompt must be a string, a list of strings or token ids", "prompt");
+        }
+        for (int[] ids : out) if (ids.length == 0) throw ApiException.badRequest("prompt must not be empty", "prompt");
+        return out;
+    }
+
+    private static int[] tokenIds(JsonNode arr, Model model) {
+        int[] ids = new int[arr.size()];
+        int vocab = model.tokenizer().vocabSize();
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode t = arr.get(i);
+            if (!t.isInt() || t.asInt() < 0 || t.asInt() >= vocab) {
+                throw ApiException.badRequest("token id " + t + " is out of vocabulary range [0, " + vocab + ")", "prompt");
+            }
+            ids[i] = t.asInt();
+        }
+        return ids;
+    }
+
+    private static String text(ObjectNode body, String field) {
+        JsonNode v = body.get(field);
+        if (!v.isTextual()) throw ApiException.badRequest(field + " must be a string", field);
+        return v.asText();
+    }
+
+    private static Integer optionalInt(ObjectNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) return null;
+        if (!v.canConvertToInt() || !v.isIntegralNumber()) throw ApiException.badRequest(field + " must be an integer", field);
+        return v.asInt();
+    }
+
+    private static double number(ObjectNode body, String field, double dflt) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) return dflt;
+        if (!v.isNumber()) throw ApiException.badRequest(field + " must be a number", field);
+        return v.asDouble();
+    }
+}
