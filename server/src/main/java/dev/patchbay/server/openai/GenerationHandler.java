@@ -15,7 +15,6 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -160,8 +159,8 @@ public final class GenerationHandler {
             }
             out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
             out.flush();
-        } catch (IOException | UncheckedIOException e) {
-            // The client went away: stop generating for it.
+        } catch (IOException | RuntimeException e) {
+            // The client went away (the server reports it as an I/O or connection exception): stop generating for it.
             ids.forEach(engine::abort);
         } catch (InterruptedException e) {
             ids.forEach(engine::abort);
