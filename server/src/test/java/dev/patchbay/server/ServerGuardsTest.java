@@ -1,0 +1,120 @@
+package dev.patchbay.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ServerGuardsTest {
+    @TempDir
+    Path dir;
+
+    private static final String SMALL = "{\"model\":\"test-model\",\"prompt\":\"hi\",\"max_tokens\":2}";
+
+    @Test
+    void apiKeyGuardsV1RoutesOnly() throws Exception {
+        try (ServerHarness h = new ServerHarness(dir, List.of(), "--api-key", "s3cret")) {
+            assertThat(h.post("/v1/completions", SMALL).statusCode()).isEqualTo(401);
+            assertThat(h.post("/v1/completions", SMALL, "Authorization", "Bearer wrong").statusCode()).isEqualTo(401);
+            assertThat(h.post("/v1/completions", SMALL, "Authorization", "Bearer s3cret").statusCode()).isEqualTo(200);
+            HttpResponse<String> unauthorized = h.get("/v1/models");
+            assertThat(unauthorized.statusCode()).isEqualTo(401);
+            assertThat(ServerHarness.json(unauthorized).get("error").get("message").asText()).contains("Unauthorized");
+            assertThat(h.get("/health").statusCode()).isEqualTo(200);
+            assertThat(h.get("/metrics").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void adapterAdminNeedsRuntimeUpdating() throws Exception {
+        try (ServerHarness h = new ServerHarness(dir, List.of("a"), "--enable-lora")) {
+            var r = h.post("/v1/load_lora_adapter", "{\"lora_name\":\"b\",\"lora_path\":\"" + dir + "\"}");
+            assertThat(r.statusCode()).isEqualTo(404);
+        }
+    }
+
+    @Test
+    void fullQueueAnswers429AndNothingIsLost() throws Exception {
+        try (ServerHarness h = new ServerHarness(dir, List.of(), "--max-num-seqs", "1", "--max-waiting-requests", "2",
+                "--sim-latency-ms", "2,0,0,0,0,0")) {
+            ExecutorService pool = Executors.newFixedThreadPool(12);
+            List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                futures.add(pool.submit(() -> h.post("/v1/completions",
+                        "{\"model\":\"test-model\",\"prompt\":\"hi\",\"max_tokens\":40,\"ignore_eos\":true}")));
+            }
+            int ok = 0, tooMany = 0;
+            for (Future<HttpResponse<String>> f : futures) {
+                HttpResponse<String> r = f.get(60, TimeUnit.SECONDS);
+                if (r.statusCode() == 200) ok++;
+                else if (r.statusCode() == 429) {
+                    tooMany++;
+                    assertThat(ServerHarness.json(r).get("error").get("message").asText()).contains("queue is full");
+                }
+            }
+            pool.shutdown();
+            assertThat(ok + tooMany).isEqualTo(12);
+            assertThat(ok).isPositive();
+            assertThat(tooMany).isPositive();
+            var s = h.server.engine().snapshot();
+            assertThat(s.counters().finished().total()).isEqualTo(ok);
+        }
+    }
+
+    @Test
+    void gracefulStopFinishesInFlightRequestsAndRefusesNewOnes() throws Exception {
+        ServerHarness h = new ServerHarness(dir, List.of(), "--sim-latency-ms", "5,0,0,0,0,0");
+        CompletableFuture<HttpResponse<String>> inFlight = CompletableFuture.supplyAsync(() -> {
+            try {
+                return h.post("/v1/completions", "{\"model\":\"test-model\",\"prompt\":\"hi\",\"max_tokens\":200,\"ignore_eos\":true}");
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (h.server.engine().snapshot().numRunning() == 0 && System.nanoTime() < deadline) Thread.sleep(5);
+        CompletableFuture<Void> stopping = CompletableFuture.runAsync(() -> h.server.stopGracefully(Duration.ofSeconds(30)));
+        Thread.sleep(100);
+        HttpResponse<String> refused = h.post("/v1/completions", SMALL);
+        assertThat(refused.statusCode()).isEqualTo(503);
+        assertThat(h.get("/health").statusCode()).isEqualTo(503);
+        HttpResponse<String> done = inFlight.get(30, TimeUnit.SECONDS);
+        assertThat(done.statusCode()).isEqualTo(200);
+        assertThat(ServerHarness.json(done).get("usage").get("completion_tokens").asInt()).isEqualTo(200);
+        stopping.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void resolverLoadsUnknownAdaptersFromItsDirectory() throws Exception {
+        Path resolverDir = dir.resolve("resolver");
+        ServerHarness.writeAdapter(resolverDir, "delta");
+        try (ServerHarness h = new ServerHarness(dir, List.of(), "--enable-lora", "--lora-resolver-dir", resolverDir.toString())) {
+            var r = h.post("/v1/completions", "{\"model\":\"delta\",\"prompt\":\"hi\",\"max_tokens\":2}");
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(h.get("/v1/models").body()).contains("\"delta\"");
+            assertThat(h.post("/v1/completions", "{\"model\":\"missing\",\"prompt\":\"hi\"}").statusCode()).isEqualTo(404);
+            assertThat(h.post("/v1/completions", "{\"model\":\"../resolver/delta\",\"prompt\":\"hi\"}").statusCode()).isEqualTo(404);
+        }
+    }
+
+    @Test
+    void badFlagsGiveOneClearLine() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServeCommand.parse("--sim-text", "poetry"))
+                .hasMessage("--sim-text must be random or echo, got poetry");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServeCommand.parse("--lora-modules", "{\"name\":\"x\"}", "--enable-lora"))
+                .hasMessageContaining("Invalid fields for --lora-modules");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PatchbayServer.start(ServeCommand.parse("--max-loras", "4",
+                        "--max-cpu-loras", "2", "--demo-adapters", "0", "--port", "0")))
+                .hasMessage("max_cpu_loras (2) must be >= max_loras (4)");
+    }
+}
