@@ -1,0 +1,127 @@
+package dev.patchbay.router;
+
+import dev.patchbay.router.config.RouterConfig;
+import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pool.EndpointSource;
+import dev.patchbay.router.pool.EndpointsFile;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code patchbay route}: runs the standalone router until the process is stopped. */
+@Command(name = "route", mixinStandardHelpOptions = true,
+        description = "Route OpenAI requests over a pool of model servers, keeping LoRA adapters where they live.")
+public final class RouteCommand implements Callable<Integer> {
+    @Option(names = "--endpoints", split = ",", paramLabel = "HOST:PORT",
+            description = "Model servers, comma-separated.")
+    List<String> endpoints;
+
+    @Option(names = "--endpoints-file", paramLabel = "FILE",
+            description = "File listing model servers (host:port per line or comma-separated; # comments); "
+                    + "re-read when it changes.")
+    Path endpointsFile;
+
+    @Option(names = "--port", defaultValue = "8080", description = "Port to listen on (default ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to listen on (default ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "JSON file: profile, weights, thresholds, rewrites.")
+    Path config;
+
+    @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationConverter.class,
+            description = "How often to read every server's metrics (default ${DEFAULT-VALUE}).")
+    Duration scrapeInterval;
+
+    @Option(names = "--staleness", defaultValue = "200ms", converter = DurationConverter.class,
+            description = "Age after which a server's data is stale and it gets no requests (default ${DEFAULT-VALUE}).")
+    Duration staleness;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    @Override
+    public Integer call() throws Exception {
+        Router router = createRouter();
+        try {
+            router.start();
+        } catch (RuntimeException e) {
+            router.stop();
+            commandLine().getErr().println("cannot start the router on " + host + ":" + port + ": " + e.getMessage());
+            return 1;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            router.stop();
+            stopped.countDown();
+        }, "patchbay-router-shutdown"));
+        System.err.println("patchbay router listening on " + host + ":" + router.port()
+                + " (profile " + router.picker().name() + ")");
+        stopped.await();
+        return 0;
+    }
+
+    /** Builds the router the options describe, without starting it. */
+    public Router createRouter() throws Exception {
+        return new Router(options());
+    }
+
+    RouterOptions options() throws Exception {
+        if ((endpoints == null || endpoints.isEmpty()) == (endpointsFile == null)) {
+            throw new CommandLine.ParameterException(commandLine(),
+                    "give exactly one of --endpoints and --endpoints-file");
+        }
+        EndpointSource source;
+        try {
+            source = endpointsFile != null ? new EndpointsFile(endpointsFile)
+                    : EndpointSource.of(endpoints.stream().map(Endpoint::parse).distinct().toList());
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(commandLine(), e.getMessage());
+        }
+        RouterConfig routerConfig;
+        try {
+            routerConfig = config == null ? RouterConfig.DEFAULT : RouterConfig.read(config);
+        } catch (java.io.IOException e) {
+            throw new CommandLine.ParameterException(commandLine(), e.getMessage());
+        }
+        try {
+            return new RouterOptions(host, port, source, routerConfig, scrapeInterval, staleness);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(commandLine(), e.getMessage());
+        }
+    }
+
+    private CommandLine commandLine() {
+        return spec != null ? spec.commandLine() : new CommandLine(this);
+    }
+
+    /** Reads "50ms", "2s", "1m" or a plain number of milliseconds. */
+    public static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+            try {
+                if (v.endsWith("ms")) {
+                    return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2).trim()));
+                }
+                if (v.endsWith("s")) {
+                    return Duration.ofMillis(Math.round(Double.parseDouble(v.substring(0, v.length() - 1).trim()) * 1000));
+                }
+                if (v.endsWith("m")) {
+                    return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1).trim()) * 60);
+                }
+                return Duration.ofMillis(Long.parseLong(v));
+            } catch (NumberFormatException e) {
+                throw new CommandLine.TypeConversionException("not a duration: '" + value + "' (use e.g. 50ms or 2s)");
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package dev.patchbay.router;
+
+import dev.patchbay.router.config.ModelRewriter;
+import dev.patchbay.router.pick.EndpointPicker;
+import dev.patchbay.router.pick.Profiles;
+import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.pool.MetricsFetcher;
+import dev.patchbay.router.proxy.ProxyHandler;
+import dev.patchbay.router.proxy.RouterMetrics;
+import dev.patchbay.router.route.RouteDecider;
+import io.helidon.webserver.WebServer;
+
+import java.io.OutputStream;
+import java.net.http.HttpClient;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** The standalone router: scrapes the pool and proxies OpenAI requests to the picked server. */
+public final class Router implements AutoCloseable {
+    private final RouterOptions options;
+    private final RouterMetrics metrics = new RouterMetrics();
+    private final ExecutorService clientThreads = Executors.newVirtualThreadPerTaskExecutor();
+    private final HttpClient proxyClient;
+    private final HttpClient scrapeClient;
+    private final EndpointPool pool;
+    private final EndpointPicker picker;
+    private final ProxyHandler proxy;
+    private WebServer server;
+
+    public Router(RouterOptions options) {
+        this.options = options;
+        Random random = options.config().seed() == null ? new Random() : new Random(options.config().seed());
+        // Separate clients: scrapes never queue behind long streamed answers, and a connection a
+        // scrape left open is never what a proxied request finds dead.
+        proxyClient = newClient(options);
+        scrapeClient = newClient(options);
+        MetricsFetcher fetcher = new MetricsFetcher(scrapeClient, options.staleness());
+        pool = new EndpointPool(options.endpoints(), fetcher::fetch, options.scrapeInterval(), options.staleness(),
+                metrics::scrapeFailed);
+        metrics.watch(pool);
+        picker = Profiles.create(options.config().profile(), options.config().profileSettings(), random);
+        ModelRewriter rewriter = new ModelRewriter(options.config().rewrites(), random);
+        proxy = new ProxyHandler(pool, new RouteDecider(pool, picker, options.config(), rewriter), proxyClient, metrics);
+    }
+
+    private HttpClient newClient(RouterOptions options) {
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(options.staleness())
+                .executor(clientThreads)
+                .build();
+    }
+
+    public synchronized Router start() {
+        if (server != null) {
+            return this;
+        }
+        pool.tick();
+        pool.start();
+        server = WebServer.builder()
+                .host(options.host())
+                .port(options.port())
+                .routing(routing -> routing
+                        .post("/v1/completions", proxy::handleModelRequest)
+                        .post("/v1/chat/completions", proxy::handleModelRequest)
+                        .get("/v1/models", proxy::handleModels)
+                        .get("/metrics", (req, res) -> {
+                            res.header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+                            try (OutputStream out = res.outputStream()) {
+                                metrics.write(out);
+                            }
+                        })
+                        .get("/health", (req, res) -> res.send("ok")))
+                .build()
+                .start();
+        // Helidon logs a failed bind and returns a stopped server rather than throwing.
+        if (!server.isRunning() || server.port() < 0) {
+            server = null;
+            pool.close();
+            throw new IllegalStateException("cannot listen on " + options.host() + ":" + options.port()
+                    + " (address in use or not available)");
+        }
+        return this;
+    }
+
+    /** The port the router listens on (useful with port 0). */
+    public synchronized int port() {
+        if (server == null) {
+            throw new IllegalStateException("router not started");
+        }
+        return server.port();
+    }
+
+    public EndpointPool pool() {
+        return pool;
+    }
+
+    public EndpointPicker picker() {
+        return picker;
+    }
+
+    public synchronized void stop() {
+        if (server != null) {
+            server.stop();
+            server = null;
+        }
+        pool.close();
+        proxyClient.shutdownNow();
+        scrapeClient.shutdownNow();
+        clientThreads.shutdownNow();
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+}

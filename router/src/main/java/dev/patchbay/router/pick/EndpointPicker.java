@@ -1,0 +1,67 @@
+package dev.patchbay.router.pick;
+
+import java.util.List;
+
+/**
+ * Filters, then a weighted sum of scorers, then a picker: the endpoint picker shared by the HTTP
+ * proxy, an Envoy external processor, and the fleet simulator (which calls it directly on
+ * endpoint states it builds itself). Thread-safe when its parts are.
+ */
+public final class EndpointPicker {
+    private final String name;
+    private final List<Filter> filters;
+    private final List<WeightedScorer> scorers;
+    private final Picker picker;
+    private final SaturationDetector saturation;
+
+    public EndpointPicker(String name, List<Filter> filters, List<WeightedScorer> scorers, Picker picker,
+                          SaturationDetector saturation) {
+        this.name = name;
+        this.filters = List.copyOf(filters);
+        this.scorers = List.copyOf(scorers);
+        this.picker = picker;
+        this.saturation = saturation;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public List<WeightedScorer> scorers() {
+        return scorers;
+    }
+
+    public List<Filter> filters() {
+        return filters;
+    }
+
+    /** Picks among {@code candidates}, which must all be ready (fresh data, reachable). */
+    public PickResult pick(PickRequest request, List<EndpointState> candidates) {
+        if (candidates.isEmpty()) {
+            return PickResult.noEndpoint();
+        }
+        if (request.sheddable() && saturation.isSaturated(candidates)) {
+            return PickResult.shed();
+        }
+        List<EndpointState> remaining = candidates;
+        for (Filter filter : filters) {
+            remaining = filter.filter(request, remaining);
+            if (remaining.isEmpty()) {
+                return PickResult.noEndpoint();
+            }
+        }
+        return PickResult.picked(picker.rank(remaining, totalScores(request, remaining)));
+    }
+
+    /** Σ weight × score for every candidate, in the candidates' order. */
+    public double[] totalScores(PickRequest request, List<EndpointState> candidates) {
+        double[] total = new double[candidates.size()];
+        for (WeightedScorer weighted : scorers) {
+            double[] scores = weighted.scorer().score(request, candidates);
+            for (int i = 0; i < total.length; i++) {
+                total[i] += weighted.weight() * scores[i];
+            }
+        }
+        return total;
+    }
+}

@@ -1,0 +1,76 @@
+package dev.patchbay.router.pick;
+
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+
+/**
+ * How cheaply an endpoint can start serving an adapter, best first. Computed from Patchbay's
+ * residency families when present, else approximated from the legacy activity gauge.
+ */
+public enum LoraPlacement {
+    /** The adapter is in a batch slot. */
+    IN_SLOT,
+    /** The adapter is in host memory and a slot can be had (free, or held by an idle adapter). */
+    IN_HOST,
+    /** A batch slot is free; the adapter must be loaded. */
+    FREE_SLOT,
+    /** Every slot is taken, but some by idle unpinned adapters: a cheap eviction. */
+    IDLE_SLOT,
+    /** Every slot is busy with other adapters' requests: the request must wait for one. */
+    ALL_SLOTS_BUSY;
+
+    public static LoraPlacement of(EndpointMetrics m, String adapter) {
+        return m.hasResidencyFamilies() ? fromResidency(m, adapter) : fromLegacy(m, adapter);
+    }
+
+    private static LoraPlacement fromResidency(EndpointMetrics m, String adapter) {
+        AdapterResidency here = m.residency().get(adapter);
+        if (here != null && here.inSlot()) {
+            return IN_SLOT;
+        }
+        boolean freeSlot = m.gpuSlotsUsed() < m.gpuSlots();
+        boolean idleSlot = !freeSlot && hasIdleEvictableSlot(m);
+        if (here != null) {
+            return freeSlot || idleSlot ? IN_HOST : ALL_SLOTS_BUSY;
+        }
+        if (freeSlot) {
+            return FREE_SLOT;
+        }
+        return idleSlot ? IDLE_SLOT : ALL_SLOTS_BUSY;
+    }
+
+    private static boolean hasIdleEvictableSlot(EndpointMetrics m) {
+        for (var entry : m.residency().entrySet()) {
+            AdapterResidency r = entry.getValue();
+            if (r.inSlot() && !r.pinned()
+                    && m.adapterRunning(entry.getKey()) == 0 && m.adapterWaiting(entry.getKey()) == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The legacy gauge shows activity only: an active adapter is in a slot; a waiting one is
+     * about to be (counted like host memory); idle resident adapters are invisible, so their
+     * slots count as free. A server without the family has loaded no adapter yet.
+     */
+    private static LoraPlacement fromLegacy(EndpointMetrics m, String adapter) {
+        if (m.activeAdapters().contains(adapter)) {
+            return IN_SLOT;
+        }
+        if (m.waitingAdapters().contains(adapter)) {
+            return IN_HOST;
+        }
+        if (m.maxLora() <= 0) {
+            return FREE_SLOT;
+        }
+        int busy = m.activeAdapters().size();
+        for (String waiting : m.waitingAdapters()) {
+            if (!m.activeAdapters().contains(waiting)) {
+                busy++;
+            }
+        }
+        return busy < m.maxLora() ? FREE_SLOT : ALL_SLOTS_BUSY;
+    }
+}

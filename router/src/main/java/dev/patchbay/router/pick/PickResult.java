@@ -1,0 +1,37 @@
+package dev.patchbay.router.pick;
+
+import java.util.List;
+
+/**
+ * The picker's answer.
+ *
+ * @param outcome whether an endpoint was picked, none was ready, or the request was shed
+ * @param ranked  the candidates best first (empty unless PICKED)
+ */
+public record PickResult(Outcome outcome, List<EndpointState> ranked) {
+    public enum Outcome { PICKED, NO_ENDPOINT, SHED }
+
+    public PickResult {
+        ranked = List.copyOf(ranked);
+    }
+
+    static PickResult picked(List<EndpointState> ranked) {
+        return new PickResult(Outcome.PICKED, ranked);
+    }
+
+    static PickResult noEndpoint() {
+        return new PickResult(Outcome.NO_ENDPOINT, List.of());
+    }
+
+    static PickResult shed() {
+        return new PickResult(Outcome.SHED, List.of());
+    }
+
+    /** The chosen endpoint; only for PICKED. */
+    public EndpointState best() {
+        if (ranked.isEmpty()) {
+            throw new IllegalStateException("no endpoint was picked: " + outcome);
+        }
+        return ranked.getFirst();
+    }
+}

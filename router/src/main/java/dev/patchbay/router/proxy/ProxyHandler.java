@@ -1,0 +1,164 @@
+package dev.patchbay.router.proxy;
+
+import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.pick.LoraPlacement;
+import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.route.OpenAiError;
+import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RouteDecision;
+import io.helidon.http.Header;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Forwards OpenAI requests to the endpoint {@link RouteDecider} picked, streaming the answer
+ * through as it comes; retries the next-best endpoint once when a connection is refused.
+ */
+public final class ProxyHandler {
+    public static final String DESTINATION_HEADER = "x-gateway-destination-endpoint";
+    /** Tries per request: the best endpoint, then the next best if the first refused the connection. */
+    private static final int MAX_ATTEMPTS = 2;
+    private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
+            "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
+            "host", "content-length", "expect", "http2-settings");
+
+    private static final System.Logger LOG = System.getLogger(ProxyHandler.class.getName());
+
+    private final EndpointPool pool;
+    private final RouteDecider decider;
+    private final HttpClient client;
+    private final RouterMetrics metrics;
+
+    public ProxyHandler(EndpointPool pool, RouteDecider decider, HttpClient client, RouterMetrics metrics) {
+        this.pool = pool;
+        this.decider = decider;
+        this.client = client;
+        this.metrics = metrics;
+    }
+
+    /** POST /v1/completions and /v1/chat/completions: the body's {@code model} decides. */
+    public void handleModelRequest(ServerRequest req, ServerResponse res) throws IOException {
+        long arrived = System.nanoTime();
+        byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
+        RouteDecision decision = decider.decide(body, name -> req.headers().first(HeaderNames.create(name)));
+        forward(req, res, decision, arrived);
+    }
+
+    /** GET /v1/models: any ready endpoint can answer. */
+    public void handleModels(ServerRequest req, ServerResponse res) throws IOException {
+        long arrived = System.nanoTime();
+        forward(req, res, decider.decideWithoutModel(), arrived);
+    }
+
+    private void forward(ServerRequest req, ServerResponse res, RouteDecision decision, long arrived)
+            throws IOException {
+        metrics.pickTook(System.nanoTime() - arrived);
+        if (decision.refused()) {
+            respond(res, decision.error());
+            return;
+        }
+        PickRequest pick = decision.request();
+        List<EndpointState> ranked = decision.ranked();
+        int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
+        for (int attempt = 0; attempt < attempts; attempt++) {
+            EndpointState target = ranked.get(attempt);
+            HttpResponse<InputStream> upstream;
+            try {
+                upstream = client.send(upstreamRequest(req, target, decision.body()),
+                        HttpResponse.BodyHandlers.ofInputStream());
+            } catch (ConnectException | HttpConnectTimeoutException e) {
+                // Nothing reached the server, so the request can go elsewhere.
+                pool.markUnreachable(target.endpoint(), "connection failed: " + e);
+                continue;
+            } catch (IOException e) {
+                respond(res, OpenAiError.badGateway("model server " + target.endpoint() + " failed: " + e.getMessage()));
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            metrics.picked(target.endpoint(),
+                    pick.baseModel() ? null : LoraPlacement.of(target.metrics(), pick.model()));
+            relay(upstream, res, target);
+            metrics.responded(upstream.statusCode());
+            metrics.requestTook(System.nanoTime() - arrived);
+            return;
+        }
+        respond(res, OpenAiError.noEndpoint("no model server could be reached"));
+    }
+
+    private HttpRequest upstreamRequest(ServerRequest req, EndpointState target, byte[] body) {
+        String query = req.query().rawValue();
+        URI uri = URI.create("http://" + target.endpoint().address() + req.path().rawPath()
+                + (query == null || query.isEmpty() ? "" : "?" + query));
+        HttpRequest.Builder builder = HttpRequest.newBuilder(uri);
+        for (Header header : req.headers()) {
+            String name = header.name().toLowerCase(Locale.ROOT);
+            if (!HOP_BY_HOP.contains(name)) {
+                for (String value : header.allValues()) {
+                    try {
+                        builder.header(header.name(), value);
+                    } catch (IllegalArgumentException notForwardable) {
+                        // a header the HTTP client refuses to send (e.g. a restricted one): drop it
+                    }
+                }
+            }
+        }
+        if (body == null) {
+            builder.GET();
+        } else {
+            builder.POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        }
+        return builder.build();
+    }
+
+    /** Copies status, headers and body, flushing every chunk so that SSE events are not held back. */
+    private void relay(HttpResponse<InputStream> upstream, ServerResponse res, EndpointState target)
+            throws IOException {
+        res.status(Status.create(upstream.statusCode()));
+        upstream.headers().map().forEach((name, values) -> {
+            String lower = name.toLowerCase(Locale.ROOT);
+            if (!HOP_BY_HOP.contains(lower) && !lower.equals(DESTINATION_HEADER) && !lower.startsWith(":")) {
+                res.header(name, values.toArray(String[]::new));
+            }
+        });
+        upstream.headers().firstValueAsLong("content-length").ifPresent(res::contentLength);
+        res.header(DESTINATION_HEADER, target.endpoint().address());
+        try (InputStream in = upstream.body(); OutputStream out = res.outputStream()) {
+            byte[] buffer = new byte[16 * 1024];
+            int n;
+            while ((n = in.read(buffer)) >= 0) {
+                if (n > 0) {
+                    out.write(buffer, 0, n);
+                    out.flush();
+                }
+            }
+        } catch (IOException e) {
+            // The client went away or the server broke off mid-answer; the status is already sent.
+            LOG.log(System.Logger.Level.DEBUG, "relay from " + target.endpoint() + " ended early: " + e);
+        }
+    }
+
+    private void respond(ServerResponse res, OpenAiError error) {
+        metrics.responded(error.status());
+        res.status(Status.create(error.status()));
+        res.header("Content-Type", "application/json");
+        res.send(error.body());
+    }
+}

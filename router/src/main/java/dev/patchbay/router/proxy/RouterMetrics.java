@@ -1,0 +1,101 @@
+package dev.patchbay.router.proxy;
+
+import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.LoraPlacement;
+import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.pool.EndpointStatus;
+import io.prometheus.metrics.config.EscapingScheme;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.function.Supplier;
+
+/** The router's own metrics, served on its {@code /metrics}. */
+public final class RouterMetrics {
+    private static final double[] LATENCY_BOUNDS = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+            0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final Counter picks;
+    private final Counter placements;
+    private final Counter scrapeFailures;
+    private final Counter responses;
+    private final Histogram pickLatency;
+    private final Histogram requestLatency;
+
+    public RouterMetrics() {
+        picks = Counter.builder().name("patchbay_router_picks_total")
+                .help("Requests sent to each endpoint").labelNames("endpoint").register(registry);
+        placements = Counter.builder().name("patchbay_router_adapter_placement_total")
+                .help("Where the chosen endpoint held the request's adapter when picked: in_slot, in_host, "
+                        + "neither (base_model for base-model requests)")
+                .labelNames("placement").register(registry);
+        scrapeFailures = Counter.builder().name("patchbay_router_scrape_failures_total")
+                .help("Failed metrics scrapes per endpoint").labelNames("endpoint").register(registry);
+        responses = Counter.builder().name("patchbay_router_responses_total")
+                .help("Responses by HTTP status").labelNames("code").register(registry);
+        pickLatency = Histogram.builder().name("patchbay_router_pick_seconds")
+                .help("Time from request arrival to the chosen endpoint (body parsing and picking)")
+                .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
+        requestLatency = Histogram.builder().name("patchbay_router_proxy_latency_seconds")
+                .help("Time from request arrival to the last byte of the response sent")
+                .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
+    }
+
+    /** Registers the per-endpoint gauges that read the pool's state at scrape time. */
+    public void watch(EndpointPool pool) {
+        Supplier<Iterable<EndpointStatus>> statuses = pool::statuses;
+        GaugeWithCallback.builder().name("patchbay_router_endpoint_data_age_seconds")
+                .help("Seconds since the endpoint's last good metrics scrape (+Inf before the first)")
+                .labelNames("endpoint")
+                .callback(cb -> {
+                    long now = System.nanoTime();
+                    for (EndpointStatus s : statuses.get()) {
+                        cb.call(s.ageSeconds(now), s.endpoint().address());
+                    }
+                }).register(registry);
+        GaugeWithCallback.builder().name("patchbay_router_endpoint_ready")
+                .help("1 when the endpoint may get new requests")
+                .labelNames("endpoint")
+                .callback(cb -> {
+                    for (EndpointStatus s : statuses.get()) {
+                        cb.call(pool.isReady(s) ? 1 : 0, s.endpoint().address());
+                    }
+                }).register(registry);
+    }
+
+    public void picked(Endpoint endpoint, LoraPlacement placement) {
+        picks.labelValues(endpoint.address()).inc();
+        String label = placement == null ? "base_model" : switch (placement) {
+            case IN_SLOT -> "in_slot";
+            case IN_HOST -> "in_host";
+            default -> "neither";
+        };
+        placements.labelValues(label).inc();
+    }
+
+    public void scrapeFailed(Endpoint endpoint) {
+        scrapeFailures.labelValues(endpoint.address()).inc();
+    }
+
+    public void responded(int status) {
+        responses.labelValues(Integer.toString(status)).inc();
+    }
+
+    public void pickTook(long nanos) {
+        pickLatency.observe(nanos / 1e9);
+    }
+
+    public void requestTook(long nanos) {
+        requestLatency.observe(nanos / 1e9);
+    }
+
+    public void write(OutputStream out) throws IOException {
+        PrometheusTextFormatWriter.create().write(out, registry.scrape(), EscapingScheme.ALLOW_UTF8);
+    }
+}

@@ -1,0 +1,31 @@
+package dev.patchbay.router.route;
+
+import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.pick.PickRequest;
+
+import java.util.List;
+
+/**
+ * What to do with one request: refuse it with {@code error}, or send {@code body} to the first
+ * of {@code ranked} (the others are fallbacks, in order).
+ *
+ * @param error     the answer to give instead of forwarding, or null
+ * @param request   what the picker was asked (null when refused before picking)
+ * @param body      the body to forward: the original, or re-serialised after a model rewrite
+ * @param rewritten true when {@code body} differs from the original
+ * @param ranked    endpoints best first; empty when refused
+ */
+public record RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten,
+                            List<EndpointState> ranked) {
+    public RouteDecision {
+        ranked = List.copyOf(ranked);
+    }
+
+    static RouteDecision refuse(OpenAiError error, PickRequest request) {
+        return new RouteDecision(error, request, null, false, List.of());
+    }
+
+    public boolean refused() {
+        return error != null;
+    }
+}

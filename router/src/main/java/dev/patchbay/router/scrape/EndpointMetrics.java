@@ -1,0 +1,133 @@
+package dev.patchbay.router.scrape;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What the router knows about one model server, as read from one scrape (or built directly
+ * from an engine snapshot by the fleet simulator).
+ *
+ * @param modelName          the served base model ({@code model_name} label), or null if unknown
+ * @param waitingRequests    {@code vllm:num_requests_waiting}
+ * @param runningRequests    {@code vllm:num_requests_running}
+ * @param kvCacheUsage       {@code vllm:kv_cache_usage_perc}, 0..1
+ * @param activeAdapters     legacy gauge: {@code running_lora_adapters}
+ * @param waitingAdapters    legacy gauge: {@code waiting_lora_adapters}
+ * @param maxLora            legacy gauge: {@code max_lora}; 0 when the family is missing
+ * @param hasResidencyFamilies true when Patchbay's LoRA families were on the page; the fields
+ *                           below are meaningful only then
+ * @param adapterRunning     {@code vllm:num_lora_requests_running} per adapter (zeros may be absent)
+ * @param adapterWaiting     {@code vllm:num_lora_requests_waiting} per adapter (zeros may be absent)
+ * @param residency          {@code vllm:lora_adapter_loaded}: every resident adapter and its tier
+ * @param gpuSlots           {@code vllm:max_gpu_lora_adapters}
+ * @param gpuSlotsUsed       {@code vllm:num_gpu_loaded_lora_adapters}
+ */
+public record EndpointMetrics(
+        String modelName,
+        int waitingRequests,
+        int runningRequests,
+        double kvCacheUsage,
+        Set<String> activeAdapters,
+        Set<String> waitingAdapters,
+        int maxLora,
+        boolean hasResidencyFamilies,
+        Map<String, Integer> adapterRunning,
+        Map<String, Integer> adapterWaiting,
+        Map<String, AdapterResidency> residency,
+        int gpuSlots,
+        int gpuSlotsUsed) {
+
+    /** An idle server that reported nothing about LoRA. */
+    public static final EndpointMetrics EMPTY = builder().build();
+
+    public EndpointMetrics {
+        activeAdapters = Set.copyOf(activeAdapters);
+        waitingAdapters = Set.copyOf(waitingAdapters);
+        adapterRunning = Map.copyOf(adapterRunning);
+        adapterWaiting = Map.copyOf(adapterWaiting);
+        residency = Map.copyOf(residency);
+    }
+
+    public int adapterRunning(String adapter) {
+        return adapterRunning.getOrDefault(adapter, 0);
+    }
+
+    public int adapterWaiting(String adapter) {
+        return adapterWaiting.getOrDefault(adapter, 0);
+    }
+
+    /** Every adapter name this server mentions, in any family. */
+    public Set<String> knownAdapters() {
+        Set<String> all = new HashSet<>(activeAdapters);
+        all.addAll(waitingAdapters);
+        all.addAll(residency.keySet());
+        all.addAll(adapterRunning.keySet());
+        all.addAll(adapterWaiting.keySet());
+        return all;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Mutable builder for tests, the metrics reader and the fleet simulator. */
+    public static final class Builder {
+        private String modelName;
+        private int waitingRequests;
+        private int runningRequests;
+        private double kvCacheUsage;
+        private final Set<String> activeAdapters = new HashSet<>();
+        private final Set<String> waitingAdapters = new HashSet<>();
+        private int maxLora;
+        private boolean hasResidencyFamilies;
+        private final Map<String, Integer> adapterRunning = new HashMap<>();
+        private final Map<String, Integer> adapterWaiting = new HashMap<>();
+        private final Map<String, AdapterResidency> residency = new HashMap<>();
+        private int gpuSlots;
+        private int gpuSlotsUsed;
+
+        public Builder modelName(String name) { modelName = name; return this; }
+        public Builder waitingRequests(int n) { waitingRequests = n; return this; }
+        public Builder runningRequests(int n) { runningRequests = n; return this; }
+        public Builder kvCacheUsage(double usage) { kvCacheUsage = usage; return this; }
+        public Builder activeAdapters(Set<String> names) { activeAdapters.addAll(names); return this; }
+        public Builder waitingAdapters(Set<String> names) { waitingAdapters.addAll(names); return this; }
+        public Builder maxLora(int n) { maxLora = n; return this; }
+
+        /** Marks the new families present and sets the slot counts. */
+        public Builder slots(int capacity, int used) {
+            hasResidencyFamilies = true;
+            gpuSlots = capacity;
+            gpuSlotsUsed = used;
+            return this;
+        }
+
+        public Builder hasResidencyFamilies(boolean present) { hasResidencyFamilies = present; return this; }
+
+        public Builder adapterRunning(String adapter, int n) {
+            hasResidencyFamilies = true;
+            adapterRunning.put(adapter, n);
+            return this;
+        }
+
+        public Builder adapterWaiting(String adapter, int n) {
+            hasResidencyFamilies = true;
+            adapterWaiting.put(adapter, n);
+            return this;
+        }
+
+        public Builder resident(String adapter, AdapterResidency where) {
+            hasResidencyFamilies = true;
+            residency.put(adapter, where);
+            return this;
+        }
+
+        public EndpointMetrics build() {
+            return new EndpointMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage,
+                    activeAdapters, waitingAdapters, maxLora, hasResidencyFamilies,
+                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed);
+        }
+    }
+}

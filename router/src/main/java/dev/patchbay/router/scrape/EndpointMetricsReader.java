@@ -1,0 +1,155 @@
+package dev.patchbay.router.scrape;
+
+import dev.patchbay.router.prom.MalformedPageException;
+import dev.patchbay.router.prom.MetricsPage;
+import dev.patchbay.router.prom.PrometheusTextParser;
+import dev.patchbay.router.prom.Sample;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** Turns a metrics page (Patchbay's or vLLM's) into {@link EndpointMetrics}. */
+public final class EndpointMetricsReader {
+    private final PrometheusTextParser parser = new PrometheusTextParser(MetricFamilies.ALL_SET::contains);
+
+    public EndpointMetrics read(String page) throws MalformedPageException {
+        return read(parser.parse(page));
+    }
+
+    public EndpointMetrics read(MetricsPage page) {
+        EndpointMetrics.Builder out = EndpointMetrics.builder()
+                .modelName(modelName(page))
+                .waitingRequests(sumAsInt(page.samples(MetricFamilies.WAITING)))
+                .runningRequests(sumAsInt(page.samples(MetricFamilies.RUNNING)))
+                .kvCacheUsage(kvUsage(page));
+        readLegacy(page, out);
+        boolean hasNew = page.hasFamily(MetricFamilies.MAX_GPU_LORAS)
+                || page.hasFamily(MetricFamilies.LORA_LOADED)
+                || page.hasFamily(MetricFamilies.LORA_RUNNING)
+                || page.hasFamily(MetricFamilies.LORA_WAITING);
+        if (hasNew) {
+            readResidency(page, out);
+        }
+        return out.build();
+    }
+
+    private static String modelName(MetricsPage page) {
+        for (String family : List.of(MetricFamilies.RUNNING, MetricFamilies.WAITING, MetricFamilies.KV_USAGE)) {
+            for (Sample s : page.samples(family)) {
+                String name = s.label("model_name");
+                if (!name.isEmpty()) {
+                    return name;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static double kvUsage(MetricsPage page) {
+        List<Sample> samples = page.samples(MetricFamilies.KV_USAGE);
+        if (samples.isEmpty()) {
+            samples = page.samples(MetricFamilies.KV_USAGE_OLD);
+        }
+        // With several engines (data parallel) the fullest one decides whether a request fits.
+        double max = 0;
+        for (Sample s : samples) {
+            if (Double.isFinite(s.value())) {
+                max = Math.max(max, s.value());
+            }
+        }
+        return Math.min(max, 1.0);
+    }
+
+    /** The legacy gauge: the series with the largest value (the latest update) wins. */
+    private static void readLegacy(MetricsPage page, EndpointMetrics.Builder out) {
+        Sample latest = null;
+        for (Sample s : page.samples(MetricFamilies.LORA_INFO)) {
+            if (!Double.isNaN(s.value()) && (latest == null || s.value() > latest.value())) {
+                latest = s;
+            }
+        }
+        if (latest == null) {
+            return;
+        }
+        out.activeAdapters(splitAdapters(latest.label("running_lora_adapters")));
+        out.waitingAdapters(splitAdapters(latest.label("waiting_lora_adapters")));
+        out.maxLora(parseCount(latest.label("max_lora")));
+    }
+
+    private static void readResidency(MetricsPage page, EndpointMetrics.Builder out) {
+        out.hasResidencyFamilies(true);
+        perAdapter(page.samples(MetricFamilies.LORA_RUNNING)).forEach(out::adapterRunning);
+        perAdapter(page.samples(MetricFamilies.LORA_WAITING)).forEach(out::adapterWaiting);
+        int inSlots = 0;
+        Map<String, AdapterResidency> residency = new HashMap<>();
+        for (Sample s : page.samples(MetricFamilies.LORA_LOADED)) {
+            String adapter = adapterName(s);
+            if (adapter.isEmpty() || !(s.value() > 0)) {
+                continue;
+            }
+            boolean inSlot = s.label("level").equals("gpu");
+            AdapterResidency here = new AdapterResidency(inSlot,
+                    s.label("pinned").equalsIgnoreCase("true"), parseCount(s.label("rank")));
+            // An adapter listed at both tiers counts at the faster one.
+            residency.merge(adapter, here, (a, b) -> a.inSlot() ? a : b);
+        }
+        for (Map.Entry<String, AdapterResidency> e : residency.entrySet()) {
+            out.resident(e.getKey(), e.getValue());
+            if (e.getValue().inSlot()) {
+                inSlots++;
+            }
+        }
+        List<Sample> capacity = page.samples(MetricFamilies.MAX_GPU_LORAS);
+        List<Sample> used = page.samples(MetricFamilies.GPU_LORAS_LOADED);
+        out.slots(sumAsInt(capacity), used.isEmpty() ? inSlots : sumAsInt(used));
+    }
+
+    private static Map<String, Integer> perAdapter(List<Sample> samples) {
+        Map<String, Integer> counts = new HashMap<>();
+        for (Sample s : samples) {
+            String adapter = adapterName(s);
+            if (!adapter.isEmpty() && Double.isFinite(s.value())) {
+                counts.merge(adapter, (int) Math.round(s.value()), Integer::sum);
+            }
+        }
+        return counts;
+    }
+
+    /** Patchbay labels adapters with lora_name; vLLM's proposed families use adapter_name. */
+    private static String adapterName(Sample s) {
+        String name = s.label("lora_name");
+        return name.isEmpty() ? s.label("adapter_name") : name;
+    }
+
+    static Set<String> splitAdapters(String label) {
+        Set<String> names = new HashSet<>();
+        for (String part : label.split(",")) {
+            String name = part.trim();
+            if (!name.isEmpty()) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    private static int sumAsInt(List<Sample> samples) {
+        double sum = 0;
+        for (Sample s : samples) {
+            if (Double.isFinite(s.value())) {
+                sum += s.value();
+            }
+        }
+        return (int) Math.round(Math.max(0, Math.min(sum, Integer.MAX_VALUE)));
+    }
+
+    private static int parseCount(String text) {
+        try {
+            return Math.max(0, (int) Math.round(Double.parseDouble(text.trim())));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+}

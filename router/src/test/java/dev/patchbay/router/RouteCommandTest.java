@@ -1,0 +1,93 @@
+package dev.patchbay.router;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RouteCommandTest {
+    private static int run(StringWriter err, String... args) {
+        CommandLine cli = new CommandLine(new RouteCommand());
+        cli.setErr(new PrintWriter(err));
+        cli.setOut(new PrintWriter(new StringWriter()));
+        return cli.execute(args);
+    }
+
+    @Test
+    void badArgumentsExitWithUsageErrors() throws Exception {
+        StringWriter err = new StringWriter();
+        assertThat(run(err, "--bogus")).isEqualTo(2);
+        assertThat(run(err)).isEqualTo(2);
+        assertThat(err.toString()).contains("give exactly one of --endpoints and --endpoints-file");
+        assertThat(run(err, "--endpoints", "nohost")).isEqualTo(2);
+        assertThat(run(err, "--endpoints", "127.0.0.1:1", "--scrape-interval", "soon")).isEqualTo(2);
+        assertThat(run(err, "--endpoints", "127.0.0.1:1", "--scrape-interval", "500ms", "--staleness", "100ms"))
+                .isEqualTo(2);
+        Path config = Files.createTempFile("router", ".json");
+        try {
+            Files.writeString(config, "{\"profile\": \"fastest\"}");
+            assertThat(run(err, "--endpoints", "127.0.0.1:1", "--config", config.toString())).isEqualTo(2);
+            assertThat(err.toString()).contains("unknown profile");
+        } finally {
+            Files.deleteIfExists(config);
+        }
+        assertThat(run(new StringWriter(), "--help")).isZero();
+    }
+
+    @Test
+    void optionsBuildARouterThatStartsAndStops() throws Exception {
+        RouteCommand command = new RouteCommand();
+        new CommandLine(command).parseArgs("--endpoints", "127.0.0.1:1,127.0.0.1:2", "--host", "127.0.0.1",
+                "--port", "0", "--scrape-interval", "20ms", "--staleness", "1s");
+        RouterOptions options = command.options();
+        assertThat(options.scrapeInterval()).isEqualTo(Duration.ofMillis(20));
+        assertThat(options.staleness()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(options.endpoints().current()).hasSize(2);
+        try (Router router = command.createRouter().start();
+             HttpClient client = HttpClient.newHttpClient()) {
+            assertThat(router.port()).isPositive();
+            HttpResponse<String> health = client.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + router.port() + "/health")).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void portInUseFailsWithAClearMessage() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            StringWriter err = new StringWriter();
+            AtomicInteger exit = new AtomicInteger(-1);
+            // daemon: if the command wrongly kept running, the test fails instead of hanging the build
+            Thread runner = Thread.ofPlatform().daemon().start(() -> exit.set(run(err, "--endpoints", "127.0.0.1:1",
+                    "--host", "127.0.0.1", "--port", Integer.toString(taken.getLocalPort()))));
+            runner.join(Duration.ofSeconds(20));
+            assertThat(exit.get()).isEqualTo(1);
+            assertThat(err.toString()).contains("cannot listen on 127.0.0.1:" + taken.getLocalPort());
+        }
+    }
+
+    @Test
+    void defaultsMatchTheSpec() throws Exception {
+        RouteCommand command = new RouteCommand();
+        new CommandLine(command).parseArgs("--endpoints", "127.0.0.1:1");
+        RouterOptions options = command.options();
+        assertThat(options.port()).isEqualTo(8080);
+        assertThat(options.scrapeInterval()).isEqualTo(RouterOptions.DEFAULT_SCRAPE_INTERVAL);
+        assertThat(options.staleness()).isEqualTo(RouterOptions.DEFAULT_STALENESS);
+        assertThat(options.config().profile()).isEqualTo("patchbay");
+    }
+}

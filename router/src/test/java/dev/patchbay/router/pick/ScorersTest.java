@@ -1,0 +1,141 @@
+package dev.patchbay.router.pick;
+
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+
+import static dev.patchbay.router.pick.Fixtures.queue;
+import static dev.patchbay.router.pick.Fixtures.state;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ScorersTest {
+    private static final PickRequest SQL = PickRequest.adapter("sql");
+
+    @Test
+    void queueScoreIsLinearBetweenMinAndMax() {
+        double[] scores = new QueueScorer().score(SQL, List.of(queue(1, 0, 0), queue(2, 5, 0), queue(3, 10, 0)));
+        assertThat(scores).containsExactly(1.0, 0.5, 0.0);
+    }
+
+    @Test
+    void queueScoreIsOneWhenAllEqual() {
+        assertThat(new QueueScorer().score(SQL, List.of(queue(1, 4, 0), queue(2, 4, 0)))).containsExactly(1.0, 1.0);
+    }
+
+    @Test
+    void kvCacheScoreIsOneMinusUsage() {
+        assertThat(new KvCacheScorer().score(SQL, List.of(queue(1, 0, 0.25), queue(2, 0, 1.0), queue(3, 0, Double.NaN))))
+                .containsExactly(0.75, 0.0, 0.0);
+    }
+
+    private static EndpointMetrics legacy(Set<String> active, Set<String> waiting, int maxLora) {
+        return EndpointMetrics.builder().activeAdapters(active).waitingAdapters(waiting).maxLora(maxLora).build();
+    }
+
+    @Test
+    void loraAffinityFollowsTheGatewayConstants() {
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("sql", "a", "b"), Set.of(), 3), "sql"))
+                .isEqualTo(LoraAffinityScorer.ACTIVE).isEqualTo(1.0);
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a"), Set.of("sql"), 3), "sql"))
+                .isEqualTo(LoraAffinityScorer.HAS_CAPACITY).isEqualTo(0.8);
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("sql"), 3), "sql"))
+                .isEqualTo(LoraAffinityScorer.WAITING).isEqualTo(0.6);
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of(), 3), "sql"))
+                .isEqualTo(LoraAffinityScorer.NONE).isEqualTo(0.0);
+    }
+
+    @Test
+    void loraAffinityIgnoresResidencyFamilies() {
+        EndpointMetrics onlyResident = EndpointMetrics.builder().maxLora(1).activeAdapters(Set.of("a"))
+                .slots(4, 1).resident("sql", AdapterResidency.IN_SLOT).build();
+        assertThat(LoraAffinityScorer.score(onlyResident, "sql")).isEqualTo(LoraAffinityScorer.NONE);
+    }
+
+    /** One endpoint for each placement, built from the new families. */
+    static List<EndpointState> onePerPlacement() {
+        return List.of(
+                state(1, EndpointMetrics.builder().slots(2, 2).resident("sql", AdapterResidency.IN_SLOT)
+                        .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 3).build()),
+                state(2, EndpointMetrics.builder().slots(2, 2).resident("sql", AdapterResidency.IN_HOST)
+                        .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
+                        .adapterRunning("a", 1).build()),
+                state(3, EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
+                        .adapterRunning("a", 1).build()),
+                state(4, EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
+                        .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).build()),
+                state(5, EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
+                        .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("b", 1)
+                        .build()));
+    }
+
+    @Test
+    void placementsFollowTheResidencyOrder() {
+        assertThat(onePerPlacement().stream().map(s -> LoraPlacement.of(s.metrics(), "sql")).toList())
+                .containsExactly(LoraPlacement.IN_SLOT, LoraPlacement.IN_HOST, LoraPlacement.FREE_SLOT,
+                        LoraPlacement.IDLE_SLOT, LoraPlacement.ALL_SLOTS_BUSY);
+    }
+
+    @Test
+    void residencyScoresUseTheirConstantsInStrictOrder() {
+        double[] scores = new LoraResidencyScorer().score(SQL, onePerPlacement());
+        ResidencyScores d = ResidencyScores.DEFAULT;
+        assertThat(scores).containsExactly(d.inSlot(), d.inHost(), d.freeSlot(), d.idleSlot(), d.allSlotsBusy());
+        for (int i = 1; i < scores.length; i++) {
+            assertThat(scores[i]).isLessThan(scores[i - 1]);
+        }
+    }
+
+    @Test
+    void residencyScoresAreConfigurable() {
+        ResidencyScores custom = new ResidencyScores(0.9, 0.5, 0.4, 0.2, 0.1);
+        assertThat(new LoraResidencyScorer(custom).score(SQL, onePerPlacement())).containsExactly(0.9, 0.5, 0.4, 0.2, 0.1);
+        assertThatThrownBy(() -> new ResidencyScores(0.5, 0.7, 0.4, 0.2, 0.1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void pinnedIdleAdaptersAreNotCheapToEvict() {
+        EndpointMetrics pinned = EndpointMetrics.builder().slots(1, 1)
+                .resident("a", new AdapterResidency(true, true, 8)).build();
+        assertThat(LoraPlacement.of(pinned, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+    }
+
+    @Test
+    void hostResidentAdapterBehindBusySlotsWaitsLikeAnyOther() {
+        EndpointMetrics m = EndpointMetrics.builder().slots(1, 1).resident("sql", AdapterResidency.IN_HOST)
+                .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 2).build();
+        assertThat(LoraPlacement.of(m, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+    }
+
+    @Test
+    void legacyOnlyEndpointsFallBackOnActivity() {
+        assertThat(LoraPlacement.of(legacy(Set.of("sql"), Set.of(), 2), "sql")).isEqualTo(LoraPlacement.IN_SLOT);
+        assertThat(LoraPlacement.of(legacy(Set.of("a", "b"), Set.of("sql"), 2), "sql")).isEqualTo(LoraPlacement.IN_HOST);
+        assertThat(LoraPlacement.of(legacy(Set.of("a"), Set.of(), 2), "sql")).isEqualTo(LoraPlacement.FREE_SLOT);
+        assertThat(LoraPlacement.of(legacy(Set.of("a"), Set.of("b"), 2), "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+        assertThat(LoraPlacement.of(EndpointMetrics.EMPTY, "sql")).isEqualTo(LoraPlacement.FREE_SLOT);
+    }
+
+    @Test
+    void baseModelRequestsScoreLoraNeutrally() {
+        PickRequest base = PickRequest.baseModel("base-8b");
+        List<EndpointState> states = onePerPlacement();
+        double[] residency = new LoraResidencyScorer().score(base, states);
+        double[] affinity = new LoraAffinityScorer().score(base, states);
+        assertThat(residency).containsOnly(residency[0]);
+        assertThat(affinity).containsOnly(affinity[0]);
+    }
+
+    @Test
+    void capacityFilterDropsBusyEndpointsUnlessAllAreBusy() {
+        List<EndpointState> states = onePerPlacement();
+        LoraCapacityFilter filter = new LoraCapacityFilter();
+        assertThat(Fixtures.ports(filter.filter(SQL, states))).containsExactly(1, 2, 3, 4);
+        List<EndpointState> onlyBusy = List.of(states.get(4));
+        assertThat(filter.filter(SQL, onlyBusy)).isEqualTo(onlyBusy);
+        assertThat(filter.filter(PickRequest.baseModel("b"), states)).isEqualTo(states);
+    }
+}

@@ -1,0 +1,169 @@
+package dev.patchbay.router.proxy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A stand-in model server on loopback: serves the metrics page the test sets, and answers
+ * completions (streamed as SSE when asked) saying which server answered.
+ */
+final class FakeModelServer implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    final String name;
+    private final int port;
+    private volatile HttpServer server;
+    volatile String metricsPage;
+    /** Streaming answers wait on this after their first event, when set. */
+    volatile CountDownLatch streamGate;
+    final List<String> models = new CopyOnWriteArrayList<>();
+    final List<String> metricsQueries = new CopyOnWriteArrayList<>();
+    final AtomicInteger completions = new AtomicInteger();
+
+    FakeModelServer(String name, String metricsPage) throws IOException {
+        this(name, metricsPage, 0);
+    }
+
+    private FakeModelServer(String name, String metricsPage, int port) throws IOException {
+        this.name = name;
+        this.metricsPage = metricsPage;
+        this.server = bind(port);
+        this.port = server.getAddress().getPort();
+    }
+
+    String address() {
+        return "127.0.0.1:" + port;
+    }
+
+    int port() {
+        return port;
+    }
+
+    private HttpServer bind(int wantedPort) throws IOException {
+        HttpServer http = null;
+        for (int attempt = 0; http == null; attempt++) {
+            try {
+                http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), wantedPort), 64);
+            } catch (BindException e) {
+                if (attempt >= 50) {
+                    throw e;
+                }
+                sleep(20);
+            }
+        }
+        http.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        http.createContext("/metrics", this::metrics);
+        http.createContext("/v1/completions", this::completion);
+        http.createContext("/v1/chat/completions", this::completion);
+        http.createContext("/v1/models", this::modelsList);
+        http.start();
+        return http;
+    }
+
+    /** Stops listening and drops every connection, like a killed process. */
+    void kill() {
+        server.stop(0);
+    }
+
+    /** Listens again on the same port. */
+    void revive() throws IOException {
+        server = bind(port);
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+
+    private void metrics(HttpExchange exchange) throws IOException {
+        metricsQueries.add(exchange.getRequestURI().getRawQuery());
+        send(exchange, 200, "text/plain; version=0.0.4", metricsPage);
+    }
+
+    private void modelsList(HttpExchange exchange) throws IOException {
+        send(exchange, 200, "application/json", "{\"object\":\"list\",\"data\":[],\"served_by\":\"" + name + "\"}");
+    }
+
+    private void completion(HttpExchange exchange) throws IOException {
+        JsonNode body = JSON.readTree(exchange.getRequestBody().readAllBytes());
+        String model = body.path("model").asText();
+        models.add(model);
+        completions.incrementAndGet();
+        if (!body.path("stream").asBoolean(false)) {
+            send(exchange, 200, "application/json",
+                    "{\"object\":\"text_completion\",\"model\":\"" + model + "\",\"served_by\":\"" + name + "\"}");
+            return;
+        }
+        exchange.getResponseHeaders().add("Content-Type", "text/event-stream");
+        exchange.sendResponseHeaders(200, 0);
+        try (OutputStream out = exchange.getResponseBody()) {
+            for (int i = 0; i < 3; i++) {
+                out.write(("data: {\"index\":" + i + ",\"served_by\":\"" + name + "\"}\n\n")
+                        .getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                CountDownLatch gate = streamGate;
+                if (i == 0 && gate != null) {
+                    awaitQuietly(gate);
+                }
+            }
+            out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().add("Content-Type", type);
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch gate) {
+        try {
+            gate.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A Patchbay-style page: load, KV use, and the adapters in slots (all idle, 4 slots). */
+    static String page(int waiting, double kvUsage, String... adaptersInSlots) {
+        StringBuilder page = new StringBuilder();
+        page.append("# TYPE vllm:num_requests_waiting gauge\n")
+                .append("vllm:num_requests_waiting{engine=\"0\",model_name=\"base\"} ").append(waiting).append('\n')
+                .append("vllm:num_requests_running{engine=\"0\",model_name=\"base\"} 0\n")
+                .append("vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"base\"} ").append(kvUsage).append('\n')
+                .append("vllm:max_gpu_lora_adapters{engine=\"0\",model_name=\"base\"} 4\n")
+                .append("vllm:num_gpu_loaded_lora_adapters{engine=\"0\",model_name=\"base\"} ")
+                .append(adaptersInSlots.length).append('\n');
+        for (String adapter : adaptersInSlots) {
+            page.append("vllm:lora_adapter_loaded{engine=\"0\",level=\"gpu\",lora_name=\"").append(adapter)
+                    .append("\",model_name=\"base\",pinned=\"false\",rank=\"8\"} 1\n");
+        }
+        return page.toString();
+    }
+}

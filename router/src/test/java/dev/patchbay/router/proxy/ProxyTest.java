@@ -1,0 +1,350 @@
+package dev.patchbay.router.proxy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.patchbay.router.config.RouterConfig;
+import dev.patchbay.router.route.RouteDecider;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ProxyTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : toClose.reversed()) {
+            c.close();
+        }
+    }
+
+    private FakeModelServer server(String name, String page) throws Exception {
+        FakeModelServer server = new FakeModelServer(name, page);
+        toClose.add(server);
+        return server;
+    }
+
+    private RouterHarness router(RouterConfig config, FakeModelServer... servers) {
+        RouterHarness harness = RouterHarness.over(config, servers);
+        toClose.add(harness);
+        return harness;
+    }
+
+    private static String servedBy(HttpResponse<String> response) throws Exception {
+        return JSON.readTree(response.body()).path("served_by").asText();
+    }
+
+    @Test
+    void sendsTheAdapterWhereItIsResidentAndNamesTheEndpoint() throws Exception {
+        FakeModelServer cold = server("cold", FakeModelServer.page(0, 0.1));
+        FakeModelServer warm = server("warm", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = router(RouterConfig.DEFAULT, cold, warm);
+        router.awaitReady(2);
+        for (int i = 0; i < 10; i++) {
+            HttpResponse<String> response = router.complete("sql");
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(warm.address());
+            assertThat(servedBy(response)).isEqualTo("warm");
+        }
+        assertThat(warm.models).hasSize(10).containsOnly("sql");
+        assertThat(cold.completions.get()).isZero();
+        // only the families the router reads were asked for
+        assertThat(warm.metricsQueries.getLast()).contains("name%5B%5D=vllm%3Alora_adapter_loaded");
+    }
+
+    @Test
+    void streamsServerSentEventsAsTheyArrive() throws Exception {
+        FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "sql"));
+        CountDownLatch gate = new CountDownLatch(1);
+        server.streamGate = gate;
+        RouterHarness router = router(RouterConfig.DEFAULT, server);
+        router.awaitReady(1);
+        AtomicBoolean watchdogFired = new AtomicBoolean();
+        Thread watchdog = Thread.ofVirtual().start(() -> {
+            try {
+                if (!gate.await(5, TimeUnit.SECONDS)) {
+                    watchdogFired.set(true);
+                    gate.countDown();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        HttpResponse<InputStream> response = router.client.send(router.request("/v1/completions")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                                "{\"model\":\"sql\",\"prompt\":\"hi\",\"stream\":true}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(response.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
+        assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(server.address());
+        List<String> lines = new ArrayList<>();
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            String first = reader.readLine();
+            // The server is still holding back the rest: this event came through on its own.
+            assertThat(watchdogFired).isFalse();
+            assertThat(first).isEqualTo("data: {\"index\":0,\"served_by\":\"s\"}");
+            gate.countDown();
+            String line;
+            while ((line = reader.readLine()) != null && lines.size() < 100) {
+                if (!line.isEmpty()) {
+                    lines.add(line);
+                }
+            }
+        }
+        watchdog.join(Duration.ofSeconds(5));
+        assertThat(lines).containsExactly("data: {\"index\":1,\"served_by\":\"s\"}", "data: {\"index\":2,\"served_by\":\"s\"}",
+                "data: [DONE]");
+    }
+
+    @Test
+    void killedServerGetsNoRequestsOnceStaleAndIsUsedAgainWhenBack() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer b = server("b", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofMillis(50), Duration.ofMillis(200),
+                List.of(a.address(), b.address()));
+        toClose.add(router);
+        router.awaitReady(2);
+        a.kill();
+        router.awaitReady(1);
+        int before = a.completions.get();
+        for (int i = 0; i < 20; i++) {
+            HttpResponse<String> response = router.complete("sql");
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(servedBy(response)).isEqualTo("b");
+        }
+        assertThat(a.completions.get()).isEqualTo(before);
+
+        a.revive();
+        router.awaitReady(2);
+        int servedByA = 0;
+        for (int i = 0; i < 200 && servedByA == 0; i++) {
+            if (servedBy(router.complete("sql")).equals("a")) {
+                servedByA++;
+            }
+        }
+        assertThat(servedByA).isPositive();
+    }
+
+    @Test
+    void allServersDownAnswers503AtOnce() throws Exception {
+        List<String> closedPorts = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                closedPorts.add("127.0.0.1:" + socket.getLocalPort());
+            }
+        }
+        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofMillis(50), Duration.ofMillis(200),
+                closedPorts);
+        toClose.add(router);
+        long started = System.nanoTime();
+        HttpResponse<String> response = router.complete("sql");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+        assertThat(response.statusCode()).isEqualTo(503);
+        JsonNode error = JSON.readTree(response.body()).path("error");
+        assertThat(error.path("message").asText()).isNotEmpty();
+        assertThat(error.has("type") && error.has("param") && error.has("code")).isTrue();
+    }
+
+    @Test
+    void refusedConnectionRetriesTheNextBestEndpoint() throws Exception {
+        FakeModelServer preferred = server("preferred", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer other = server("other", FakeModelServer.page(0, 0.1));
+        // Slow scrapes: the router keeps believing in the killed server until the proxy finds out.
+        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofSeconds(10), Duration.ofSeconds(30),
+                List.of(preferred.address(), other.address()));
+        toClose.add(router);
+        router.awaitReady(2);
+        preferred.kill();
+        HttpResponse<String> response = router.complete("sql");
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(other.address());
+        assertThat(servedBy(response)).isEqualTo("other");
+        // and the refused endpoint is out of rotation until it answers a scrape again
+        assertThat(router.router.pool().readyStates()).hasSize(1);
+        assertThat(servedBy(router.complete("sql"))).isEqualTo("other");
+    }
+
+    @Test
+    void badRequestsGetOpenAiShaped400s() throws Exception {
+        FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = router(RouterConfig.parse("{\"adapters\": [\"sql\", \"chat\"]}"), server);
+        router.awaitReady(1);
+        for (String body : List.of("{\"prompt\":\"no model\"}", "not json", "[1,2]", "{\"model\": 7}", "{\"model\": \" \"}")) {
+            HttpResponse<String> response = router.post("/v1/completions", body);
+            assertThat(response.statusCode()).as(body).isEqualTo(400);
+            JsonNode error = JSON.readTree(response.body()).path("error");
+            assertThat(error.path("type").asText()).isEqualTo("invalid_request_error");
+        }
+        HttpResponse<String> unknown = router.complete("typo");
+        assertThat(unknown.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(unknown.body()).path("error").path("code").asText()).isEqualTo("model_not_found");
+        assertThat(JSON.readTree(unknown.body()).path("error").path("param").asText()).isEqualTo("model");
+        // the base model, a configured adapter not loaded anywhere, and a loaded one all pass
+        assertThat(router.complete("base").statusCode()).isEqualTo(200);
+        assertThat(router.complete("chat").statusCode()).isEqualTo(200);
+        assertThat(router.complete("sql").statusCode()).isEqualTo(200);
+        assertThat(server.models).containsExactly("base", "chat", "sql");
+    }
+
+    @Test
+    void unlistedAdaptersAreForwardedWhenTheListIsOpen() throws Exception {
+        FakeModelServer server = server("s", FakeModelServer.page(0, 0.1));
+        RouterHarness router = router(RouterConfig.DEFAULT, server);
+        router.awaitReady(1);
+        assertThat(router.complete("not-loaded-yet").statusCode()).isEqualTo(200);
+        assertThat(server.models).containsExactly("not-loaded-yet");
+    }
+
+    @Test
+    void sheddableRequestsGet429WhenEveryServerIsSaturated() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(8, 0.9, "sql"));
+        FakeModelServer b = server("b", FakeModelServer.page(6, 0.85));
+        RouterHarness router = router(RouterConfig.parse("{\"objectives\": {\"batch\": -1, \"chat\": 1}}"), a, b);
+        router.awaitReady(2);
+        String body = "{\"model\":\"sql\",\"prompt\":\"hi\"}";
+        HttpResponse<String> shed = router.post("/v1/completions", body, RouteDecider.SHEDDABLE_HEADER, "true");
+        assertThat(shed.statusCode()).isEqualTo(429);
+        assertThat(JSON.readTree(shed.body()).path("error").path("code").asText()).isEqualTo("pool_saturated");
+        assertThat(router.post("/v1/completions", body, RouteDecider.OBJECTIVE_HEADER, "batch").statusCode()).isEqualTo(429);
+        assertThat(router.post("/v1/completions", body, RouteDecider.OBJECTIVE_HEADER, "chat").statusCode()).isEqualTo(200);
+        assertThat(router.post("/v1/completions", body).statusCode()).isEqualTo(200);
+
+        b.metricsPage = FakeModelServer.page(2, 0.85);
+        RouterHarness.await("b unsaturated", () -> router.router.pool().readyStates().stream()
+                .anyMatch(s -> s.metrics().waitingRequests() == 2));
+        HttpResponse<String> served = router.post("/v1/completions", body, RouteDecider.SHEDDABLE_HEADER, "true");
+        assertThat(served.statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void rewritesSpreadAPublicNameOverAdapters() throws Exception {
+        FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "v1", "v2"));
+        RouterHarness router = router(RouterConfig.parse("""
+                {"seed": 5, "rewrites": [{"model": "public", "targets": [{"model": "v1", "weight": 3}, {"model": "v2", "weight": 1}]}]}
+                """), server);
+        router.awaitReady(1);
+        for (int i = 0; i < 200; i++) {
+            assertThat(router.complete("public").statusCode()).isEqualTo(200);
+        }
+        long v2 = server.models.stream().filter("v2"::equals).count();
+        assertThat(server.models).containsOnly("v1", "v2");
+        assertThat(v2).isBetween(25L, 75L);
+    }
+
+    @Test
+    void forwardsModelListAndChatCompletions() throws Exception {
+        FakeModelServer server = server("s", FakeModelServer.page(0, 0.1));
+        RouterHarness router = router(RouterConfig.DEFAULT, server);
+        router.awaitReady(1);
+        HttpResponse<String> models = router.get("/v1/models");
+        assertThat(models.statusCode()).isEqualTo(200);
+        assertThat(servedBy(models)).isEqualTo("s");
+        HttpResponse<String> chat = router.post("/v1/chat/completions", "{\"model\":\"base\",\"messages\":[]}");
+        assertThat(chat.statusCode()).isEqualTo(200);
+        assertThat(chat.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(server.address());
+    }
+
+    @Test
+    void routerMetricsCountPicksPlacementsAndScrapes() throws Exception {
+        FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = router(RouterConfig.DEFAULT, server);
+        router.awaitReady(1);
+        router.complete("sql");
+        router.complete("other");
+        router.complete("base");
+        String metrics = router.get("/metrics").body();
+        assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + server.address() + "\"} 3");
+        assertThat(metrics).contains("patchbay_router_adapter_placement_total{placement=\"in_slot\"} 1");
+        assertThat(metrics).contains("patchbay_router_adapter_placement_total{placement=\"neither\"} 1");
+        assertThat(metrics).contains("patchbay_router_adapter_placement_total{placement=\"base_model\"} 1");
+        assertThat(metrics).contains("patchbay_router_endpoint_data_age_seconds{endpoint=\"" + server.address() + "\"}");
+        assertThat(metrics).contains("patchbay_router_proxy_latency_seconds_count 3");
+    }
+
+    @Test
+    void concurrentClientsAreAllServed() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer b = server("b", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = router(RouterConfig.DEFAULT, a, b);
+        router.awaitReady(2);
+        int threads = 8;
+        int perThread = 25;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                results.add(pool.submit(() -> {
+                    int ok = 0;
+                    for (int i = 0; i < perThread; i++) {
+                        boolean stream = i % 2 == 0;
+                        HttpResponse<String> response = router.post("/v1/completions",
+                                "{\"model\":\"sql\",\"prompt\":\"x\",\"stream\":" + stream + "}");
+                        if (response.statusCode() == 200 && (!stream || response.body().endsWith("data: [DONE]\n\n"))) {
+                            ok++;
+                        }
+                    }
+                    return ok;
+                }));
+            }
+            int ok = 0;
+            for (Future<Integer> f : results) {
+                ok += f.get(60, TimeUnit.SECONDS);
+            }
+            assertThat(ok).isEqualTo(threads * perThread);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(a.completions.get() + b.completions.get()).isEqualTo(threads * perThread);
+        assertThat(a.completions.get()).isPositive();
+        assertThat(b.completions.get()).isPositive();
+    }
+
+    @Test
+    void routesOverAServerWithOnlyVllmsFullPage() throws Exception {
+        String page;
+        try (InputStream in = ProxyTest.class.getResourceAsStream("/pages/vllm-full.txt")) {
+            page = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        FakeModelServer vllm = server("vllm", page);
+        for (String profile : List.of("patchbay", "gie-lora")) {
+            RouterHarness router = router(RouterConfig.parse("{\"profile\": \"" + profile + "\"}"), vllm);
+            router.awaitReady(1);
+            assertThat(router.complete("meta-llama/Llama-3.1-8B-Instruct").statusCode()).as(profile).isEqualTo(200);
+            assertThat(router.complete("sql-lora").statusCode()).as(profile).isEqualTo(200);
+        }
+        assertThat(vllm.models).containsExactly("meta-llama/Llama-3.1-8B-Instruct", "sql-lora",
+                "meta-llama/Llama-3.1-8B-Instruct", "sql-lora");
+    }
+
+    @Test
+    void serverWithAMalformedPageGetsNoRequestsUntilItIsFixed() throws Exception {
+        FakeModelServer server = server("s", "vllm:num_requests_waiting{model_name=\"base} 1\n");
+        RouterHarness router = router(RouterConfig.DEFAULT, server);
+        RouterHarness.await("a failed scrape", () -> router.router.pool().statuses().getFirst().lastError() != null);
+        assertThat(router.complete("sql").statusCode()).isEqualTo(503);
+        assertThat(router.get("/metrics").body())
+                .containsPattern("patchbay_router_scrape_failures_total\\{endpoint=\"" + server.address() + "\"} [1-9]");
+        server.metricsPage = FakeModelServer.page(0, 0.1);
+        router.awaitReady(1);
+        assertThat(router.complete("sql").statusCode()).isEqualTo(200);
+        assertThat(server.completions.get()).isEqualTo(1);
+    }
+}
