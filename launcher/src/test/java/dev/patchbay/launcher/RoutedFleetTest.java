@@ -1,0 +1,192 @@
+package dev.patchbay.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.patchbay.engine.adapter.PeftWriter;
+import dev.patchbay.engine.sim.SimModel;
+import dev.patchbay.engine.stats.Counters;
+import dev.patchbay.router.Router;
+import dev.patchbay.router.RouterOptions;
+import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pool.EndpointSource;
+import dev.patchbay.server.PatchbayServer;
+import dev.patchbay.server.ServeCommand;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Three real Patchbay servers behind the real router, all on loopback. */
+class RoutedFleetTest {
+    static final Duration STALENESS = Duration.ofMillis(1000);
+    static final List<String> ADAPTERS = List.of("a0", "a1", "a2", "a3", "a4", "a5");
+
+    @TempDir
+    Path dir;
+
+    final List<PatchbayServer> servers = new ArrayList<>();
+    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    Router router;
+
+    private String[] serverArgs(int port) {
+        List<String> args = new ArrayList<>(List.of("--model", "sim:fleet", "--host", "127.0.0.1", "--port", String.valueOf(port),
+                "--demo-adapters", "0", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "2",
+                "--sim-latency-ms", "2,0.01,0.1,0.2,80,3", "--lora-allowed-dirs", dir.toString()));
+        // Every server knows every adapter; only what is resident differs.
+        for (String a : ADAPTERS) args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
+        return args.toArray(String[]::new);
+    }
+
+    private void startFleet() throws Exception {
+        for (String a : ADAPTERS) {
+            PeftWriter.write(dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
+        }
+        List<Endpoint> endpoints = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            PatchbayServer s = PatchbayServer.start(ServeCommand.parse(serverArgs(0)));
+            servers.add(s);
+            endpoints.add(new Endpoint("127.0.0.1", s.port()));
+        }
+        // Scrapes every 50 ms as in production; staleness is wider than the 200 ms default because a loaded
+        // 2-core CI machine running the whole suite can delay a scrape that long without the server being down.
+        router = new Router(RouterOptions.of(EndpointSource.of(endpoints))
+                .withTimings(Duration.ofMillis(50), STALENESS)).start();
+        awaitReady(3);
+    }
+
+    private void awaitReady(int n) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline) {
+            String page = get(router.port(), "/metrics");
+            long ready = page.lines().filter(l -> l.startsWith("patchbay_router_endpoint_ready{") && l.endsWith(" 1.0")).count();
+            if (ready >= n) return;
+            Thread.sleep(20);
+        }
+        throw new AssertionError("router did not see " + n + " ready endpoints");
+    }
+
+    @AfterEach
+    void stop() {
+        if (router != null) router.stop();
+        for (PatchbayServer s : servers) {
+            try {
+                s.stop();
+            } catch (RuntimeException ignored) {
+                // already stopped by the test
+            }
+        }
+    }
+
+    private String get(int port, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    private HttpResponse<String> complete(String model, int maxTokens) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model + "\",\"prompt\":\"the water\",\"max_tokens\":"
+                        + maxTokens + ",\"ignore_eos\":true}")).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Sends {@code count} requests from {@code clients} threads; returns requests per destination. */
+    private Map<String, Integer> traffic(int clients, int count, long seed, Map<Integer, AtomicInteger> statuses) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        ConcurrentHashMap<String, Integer> perEndpoint = new ConcurrentHashMap<>();
+        AtomicInteger next = new AtomicInteger();
+        List<Future<?>> futures = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            SplittableRandom rnd = new SplittableRandom(seed + c);
+            futures.add(pool.submit(() -> {
+                while (next.getAndIncrement() < count) {
+                    HttpResponse<String> r = complete(ADAPTERS.get(rnd.nextInt(ADAPTERS.size())), 8 + rnd.nextInt(24));
+                    statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger()).incrementAndGet();
+                    r.headers().firstValue("x-gateway-destination-endpoint").ifPresent(d -> perEndpoint.merge(d, 1, Integer::sum));
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : futures) f.get(180, TimeUnit.SECONDS);
+        pool.shutdown();
+        return new HashMap<>(perEndpoint);
+    }
+
+    private long[] gpuLookupsAndHits() {
+        long lookups = 0, hits = 0;
+        for (PatchbayServer s : servers) {
+            Counters c = s.engine().snapshot().counters();
+            lookups += c.loraLookupsGpu();
+            hits += c.loraHitsGpu();
+        }
+        return new long[] {lookups, hits};
+    }
+
+    @Test
+    void requestsLandWhereTheirAdapterIsAndLoadStaysBalanced() throws Exception {
+        startFleet();
+        Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+        traffic(6, 120, 1, statuses); // warm-up: adapters settle into slots
+        long[] before = gpuLookupsAndHits();
+        Map<String, Integer> perEndpoint = traffic(6, 360, 2, statuses);
+        long[] after = gpuLookupsAndHits();
+
+        assertThat(statuses.keySet()).containsOnly(200);
+        double hitRatio = (double) (after[1] - before[1]) / (after[0] - before[0]);
+        assertThat(hitRatio).as("share of requests whose adapter was already in a slot").isGreaterThanOrEqualTo(0.90);
+        System.out.printf("routed fleet: slot hit ratio %.3f, requests per server %s%n", hitRatio, perEndpoint);
+        assertThat(perEndpoint).hasSize(3);
+        double mean = perEndpoint.values().stream().mapToInt(Integer::intValue).average().orElseThrow();
+        assertThat(perEndpoint.values()).as("requests per server " + perEndpoint)
+                .allSatisfy(n -> assertThat(Math.abs(n - mean) / mean).isLessThanOrEqualTo(0.25));
+    }
+
+    @Test
+    void aKilledServerIsAvoidedUntilItComesBack() throws Exception {
+        startFleet();
+        Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+        traffic(3, 30, 3, statuses);
+        PatchbayServer victim = servers.get(1);
+        int port = victim.port();
+        String victimName = "127.0.0.1:" + port;
+        victim.stop();
+        Thread.sleep(STALENESS.toMillis() + 300);
+        Map<Integer, AtomicInteger> afterKill = new ConcurrentHashMap<>();
+        Map<String, Integer> dest = traffic(3, 60, 4, afterKill);
+        assertThat(dest).doesNotContainKey(victimName);
+        assertThat(afterKill.keySet()).containsOnly(200);
+
+        servers.set(1, PatchbayServer.start(ServeCommand.parse(serverArgs(port))));
+        awaitReady(3);
+        Map<String, Integer> back = traffic(3, 90, 5, new ConcurrentHashMap<>());
+        assertThat(back).containsKey(victimName);
+    }
+
+    @Test
+    void allServersDownAnswers503AtOnce() throws Exception {
+        startFleet();
+        for (PatchbayServer s : servers) s.stop();
+        Thread.sleep(STALENESS.toMillis() + 300);
+        long t0 = System.nanoTime();
+        HttpResponse<String> r = complete("a0", 4);
+        long took = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(r.statusCode()).isEqualTo(503);
+        assertThat(r.body()).contains("\"error\"");
+        assertThat(took).isLessThan(1000);
+    }
+}
