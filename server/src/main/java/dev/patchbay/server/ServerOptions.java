@@ -27,6 +27,15 @@ public record ServerOptions(String model, String servedModelName, String host, i
     /** A {@code --lora-modules} entry. */
     public record LoraModule(String name, Path path, String baseModelName) {}
 
+    /** The same options on a server that reports another version (tests of the deprecation lifecycle). */
+    public ServerOptions withPatchbayVersion(String version) {
+        return new ServerOptions(model, servedModelName, host, port, apiKey, enableLora, maxLoras, maxCpuLoras, maxLoraRank,
+                loraDtype, loraModules, maxNumSeqs, maxNumBatchedTokens, maxModelLen, blockSize, enablePrefixCaching,
+                numKvBlocks, showHiddenMetricsForVersion, allowRuntimeLoraUpdating, loraResolverDir, loraAllowedDirs,
+                maxLoraMetricSeries, enableLoraLatencyMetrics, maxWaitingRequests, maxRequestBodyBytes, seed, simLatency,
+                simText, simEosProbability, demoAdapters, shutdownGraceSeconds, version);
+    }
+
     public boolean simulated() {
         return model.startsWith("sim:");
     }
