@@ -110,6 +110,16 @@ class AdapterTiersTest {
     }
 
     @Test
+    void pinsLeaveOneHostPlaceFree() throws Exception {
+        EngineFixture f = fixture(1, 2);
+        f.core.loadAdapter("p", EngineFixture.writeAdapter(dir, "p", 1), true, true);
+        assertThatThrownBy(() -> f.core.loadAdapter("q", EngineFixture.writeAdapter(dir, "q", 2), true, true))
+                .isInstanceOf(AdapterException.class)
+                .hasMessage("Cannot pin 'q': at most max_cpu_loras - 1 = 1 adapters can be pinned");
+        assertThat(f.core.adapter("q")).isNull();
+    }
+
+    @Test
     void adapterInUseByTheStepIsNeverEvicted() throws Exception {
         EngineFixture f = fixture(1, 1);
         f.register("a");

@@ -27,6 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -39,6 +40,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li>{@code patchbayText}: the page as the server serves it (text 0.0.4, cached per-adapter lines);</li>
+ *   <li>{@code patchbayTextStreamed}: the same page streamed into the response instead of one array;</li>
  *   <li>{@code libraryText}: the same registry through client_java's text writer alone, the reference;</li>
  *   <li>{@code routerFamilies}: what a router scraping every 50 ms asks for with {@code name[]}.</li>
  * </ul>
@@ -94,6 +96,12 @@ public class MetricsScrapeBenchmark {
     public byte[] patchbayText() {
         step();
         return metrics.scrape(Set.of(), null).body();
+    }
+
+    @Benchmark
+    public String patchbayTextStreamed() throws IOException {
+        step();
+        return metrics.writeTo(Set.of(), null, OutputStream.nullOutputStream());
     }
 
     @Benchmark

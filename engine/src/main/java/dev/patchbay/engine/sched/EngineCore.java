@@ -163,9 +163,10 @@ public final class EngineCore {
         }
         var spec = PeftReader.read(name, path, model.config(), config.maxLoraRank());
         RegisteredAdapter a = new RegisteredAdapter(nextAdapterId.getAndIncrement(), spec, pinned);
-        if (pinned && pinnedCount() + 1 >= config.maxCpuLoras() + (config.maxCpuLoras() == 1 ? 1 : 0)) {
-            throw new AdapterException(Kind.CONFLICT, "Cannot pin '" + name + "': pinned adapters would fill host memory ("
-                    + config.maxCpuLoras() + " adapters)");
+        // At least one host place must stay free of pins, or no other adapter could ever be loaded.
+        if (pinned && pinnedCount() + 1 > config.maxCpuLoras() - 1) {
+            throw new AdapterException(Kind.CONFLICT, "Cannot pin '" + name + "': at most max_cpu_loras - 1 = "
+                    + (config.maxCpuLoras() - 1) + " adapters can be pinned");
         }
         if (adapters.putIfAbsent(name, a) != null || draining.containsKey(name)) {
             adapters.remove(name, a);

@@ -1,0 +1,35 @@
+package dev.patchbay.bench.sim;
+
+import dev.patchbay.engine.sim.LatencyModel;
+
+/**
+ * Everything about a fleet except the routing policy and the request stream.
+ *
+ * @param workload       adapters, their popularity, slots and host capacity, replica count
+ * @param latency        the simulated executor's costs
+ * @param maxNumSeqs     running requests per replica at most
+ * @param numKvBlocks    KV blocks per replica (16 tokens each)
+ * @param maxModelLen    prompt plus output tokens at most
+ * @param scrapeNanos    how often the router reads each replica's metrics
+ * @param durationNanos  how long requests arrive
+ * @param drainNanos     how long after the last arrival requests may still finish before the run stops
+ */
+public record SimSettings(Workload workload, LatencyModel latency, int maxNumSeqs, int numKvBlocks, int maxModelLen,
+                          long scrapeNanos, long durationNanos, long drainNanos) {
+    public static final long DEFAULT_SCRAPE_NANOS = 50_000_000L;
+
+    public SimSettings {
+        if (scrapeNanos <= 0) throw new IllegalArgumentException("scrape interval must be > 0");
+        if (durationNanos <= 0) throw new IllegalArgumentException("duration must be > 0");
+        if (drainNanos < 0) throw new IllegalArgumentException("drain must be >= 0");
+    }
+
+    public static SimSettings defaults(Workload workload, long durationNanos) {
+        return new SimSettings(workload, LatencyModel.DEFAULT, 256, 8192, 4096, DEFAULT_SCRAPE_NANOS, durationNanos,
+                120_000_000_000L);
+    }
+
+    public SimSettings withDrain(long nanos) {
+        return new SimSettings(workload, latency, maxNumSeqs, numKvBlocks, maxModelLen, scrapeNanos, durationNanos, nanos);
+    }
+}

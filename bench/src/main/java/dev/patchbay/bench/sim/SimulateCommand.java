@@ -1,0 +1,154 @@
+package dev.patchbay.bench.sim;
+
+import dev.patchbay.engine.sim.LatencyModel;
+import dev.patchbay.router.pick.ProfileSettings;
+import dev.patchbay.router.pick.Profiles;
+import dev.patchbay.router.pick.ResidencyScores;
+import dev.patchbay.router.pick.SaturationDetector;
+import dev.patchbay.router.pick.LoraResidencyScorer;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code patchbay simulate}: the fleet simulator. Runs the real engine and the real router pickers on one
+ * virtual clock for every policy and rate, prints a Markdown table, writes JSON and PNG charts.
+ */
+@Command(name = "simulate", mixinStandardHelpOptions = true,
+        description = "Simulate a fleet of Patchbay servers behind each routing policy over a sweep of request rates.")
+public final class SimulateCommand implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--workload", defaultValue = "gie-multilora", description = "gie-multilora, zipf or uniform")
+    String workload;
+    @Option(names = "--policies", split = ",", defaultValue = "round-robin,least-queue,gie-default,gie-lora,patchbay",
+            description = "routing policies, comma-separated")
+    List<String> policies;
+    @Option(names = "--rates", split = ",", defaultValue = "10,20,40,60,80,100,120,140",
+            description = "request rates (req/s), comma-separated")
+    List<Double> rates;
+    @Option(names = "--replicas", description = "replicas (default: the workload's, 10)") Integer replicas;
+    @Option(names = "--duration", defaultValue = "10m", description = "virtual time requests arrive (e.g. 30s, 10m, 1h)")
+    String duration;
+    @Option(names = "--drain", defaultValue = "2m", description = "virtual time after the last arrival for requests to finish")
+    String drain;
+    @Option(names = "--seed", defaultValue = "1") long seed;
+    @Option(names = "--adapters", description = "adapters (zipf: 1000, uniform: 100; gie-multilora has 15)")
+    Integer adapters;
+    @Option(names = "--zipf-s", defaultValue = "1.1", description = "Zipf exponent") double zipfS;
+    @Option(names = "--max-loras", description = "batch slots per replica (gie-multilora 3, else 4)") Integer maxLoras;
+    @Option(names = "--max-cpu-loras", description = "adapters in host memory per replica (gie-multilora 3, else 32)")
+    Integer maxCpuLoras;
+    @Option(names = "--arrivals", defaultValue = "poisson", description = "poisson or gamma") String arrivals;
+    @Option(names = "--cv", defaultValue = "2", description = "coefficient of variation of gamma arrivals") double cv;
+    @Option(names = "--prompt-mean", defaultValue = "220") double promptMean;
+    @Option(names = "--output-mean", defaultValue = "190") double outputMean;
+    @Option(names = "--length-sigma", defaultValue = "0.8", description = "log-normal sigma of both lengths")
+    double lengthSigma;
+    @Option(names = "--max-model-len", defaultValue = "4096") int maxModelLen;
+    @Option(names = "--max-num-seqs", defaultValue = "256") int maxNumSeqs;
+    @Option(names = "--kv-blocks", defaultValue = "8192", description = "KV blocks of 16 tokens per replica")
+    int kvBlocks;
+    @Option(names = "--step-overhead-ms", defaultValue = "5") double stepOverheadMs;
+    @Option(names = "--prefill-token-ms", defaultValue = "0.1") double prefillTokenMs;
+    @Option(names = "--decode-seq-ms", defaultValue = "0.2") double decodeSeqMs;
+    @Option(names = "--adapter-ms", defaultValue = "0.5", description = "per distinct adapter in a batch")
+    double adapterMs;
+    @Option(names = "--load-from-storage-ms", defaultValue = "80") double loadFromStorageMs;
+    @Option(names = "--load-into-slot-ms", defaultValue = "3") double loadIntoSlotMs;
+    @Option(names = "--scrape-interval", defaultValue = "50ms") String scrapeInterval;
+    @Option(names = "--residency-scores", split = ",",
+            description = "patchbay's lora-residency scores: inSlot,inHost,freeSlot,idleSlot,allSlotsBusy (default 1,0.7,0.6,0.3,0)")
+    List<Double> residencyScores;
+    @Option(names = "--residency-weight", description = "patchbay's lora-residency weight (default 3)")
+    Double residencyWeight;
+    @Option(names = "--stop-above", defaultValue = "60",
+            description = "skip a policy's higher rates once its TTFT p99 exceeds this many seconds")
+    double stopAbove;
+    @Option(names = "--out", defaultValue = "fleet-simulator-out", description = "directory for JSON and PNG files")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        for (String p : policies) {
+            if (!Profiles.NAMES.contains(p)) throw new IllegalArgumentException("unknown policy '" + p + "'");
+        }
+        Workload w = Workload.named(workload, adapters, zipfS).withSizing(maxLoras, maxCpuLoras, replicas);
+        LatencyModel latency = LatencyModel.ofMillis(stepOverheadMs, prefillTokenMs, decodeSeqMs, adapterMs,
+                loadFromStorageMs, loadIntoSlotMs);
+        SimSettings settings = new SimSettings(w, latency, maxNumSeqs, kvBlocks, maxModelLen,
+                Durations.parseNanos(scrapeInterval), Durations.parseNanos(duration), Durations.parseNanos(drain));
+        Arrivals arrivalProcess = switch (arrivals) {
+            case "poisson" -> Arrivals.POISSON;
+            case "gamma" -> new Arrivals(cv);
+            default -> throw new IllegalArgumentException("--arrivals must be poisson or gamma");
+        };
+        Sweep sweep = new Sweep(settings, policies, rates, arrivalProcess,
+                new Trace.Lengths(promptMean, outputMean, lengthSigma), patchbaySettings(), stopAbove, seed);
+        PrintStream err = System.err;
+        err.printf("fleet: %s, %d adapters, %d replicas, max_loras %d, max_cpu_loras %d, %s arrivals, %s per rate%n",
+                w.name(), w.adapters().size(), w.replicas(), w.maxLoras(), w.maxCpuLoras(), arrivalProcess.label(), duration);
+        List<RunResult> results = sweep.run(err);
+
+        PrintStream stdout = spec == null ? System.out : new PrintStream(System.out, true);
+        stdout.print(Report.markdown(results));
+        Files.createDirectories(out);
+        String prefix = "fleet-simulator-" + w.name();
+        Path json = out.resolve(prefix + ".json");
+        Report.writeJson(json, commandLine(), settingsMap(settings, arrivalProcess), results);
+        Path ttft = out.resolve(prefix + "-ttft-p99.png");
+        Path loads = out.resolve(prefix + "-loads.png");
+        Charts.ttftP99(ttft, w.name(), results);
+        Charts.loadsFromStorage(loads, w.name(), results);
+        err.println("wrote " + json + ", " + ttft + ", " + loads);
+        return 0;
+    }
+
+    private ProfileSettings patchbaySettings() {
+        ResidencyScores scores = ResidencyScores.DEFAULT;
+        if (residencyScores != null) {
+            if (residencyScores.size() != 5) throw new IllegalArgumentException("--residency-scores needs 5 numbers");
+            scores = new ResidencyScores(residencyScores.get(0), residencyScores.get(1), residencyScores.get(2),
+                    residencyScores.get(3), residencyScores.get(4));
+        }
+        Map<String, Double> weights = residencyWeight == null ? Map.of() : Map.of(LoraResidencyScorer.NAME, residencyWeight);
+        return new ProfileSettings(weights, scores, SaturationDetector.DEFAULT);
+    }
+
+    private String commandLine() {
+        if (spec == null) return "simulate";
+        return "patchbay simulate " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+    }
+
+    private Map<String, Object> settingsMap(SimSettings s, Arrivals a) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("workload", s.workload().name());
+        m.put("adapters", s.workload().adapters().size());
+        m.put("replicas", s.workload().replicas());
+        m.put("maxLoras", s.workload().maxLoras());
+        m.put("maxCpuLoras", s.workload().maxCpuLoras());
+        m.put("zipfS", zipfS);
+        m.put("arrivals", a.label());
+        m.put("durationSeconds", s.durationNanos() / 1e9);
+        m.put("drainSeconds", s.drainNanos() / 1e9);
+        m.put("seed", seed);
+        m.put("latency", s.latency());
+        m.put("promptMean", promptMean);
+        m.put("outputMean", outputMean);
+        m.put("lengthSigma", lengthSigma);
+        m.put("maxModelLen", s.maxModelLen());
+        m.put("maxNumSeqs", s.maxNumSeqs());
+        m.put("kvBlocks", s.numKvBlocks());
+        m.put("scrapeSeconds", s.scrapeNanos() / 1e9);
+        m.put("patchbaySettings", patchbaySettings());
+        return m;
+    }
+}

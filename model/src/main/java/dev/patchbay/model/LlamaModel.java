@@ -1,0 +1,156 @@
+package dev.patchbay.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.patchbay.engine.model.ChatMessage;
+import dev.patchbay.engine.model.Model;
+import dev.patchbay.engine.model.ModelConfig;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+
+/** A Llama-family model (Llama 2/3, Mistral, Qwen2) loaded from a Hugging Face directory, run by {@link LlamaExecutor}. */
+public final class LlamaModel implements Model {
+    public static final Set<String> ARCHITECTURES = Set.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM");
+
+    private final Path dir;
+    private final ModelConfig config;
+    private final BpeTokenizer tokenizer;
+    private final ChatTemplate chatTemplate;
+    private final LlamaExecutor executor;
+
+    private LlamaModel(Path dir, ModelConfig config, BpeTokenizer tokenizer, ChatTemplate chatTemplate, LlamaExecutor executor) {
+        this.dir = dir;
+        this.config = config;
+        this.tokenizer = tokenizer;
+        this.chatTemplate = chatTemplate;
+        this.executor = executor;
+    }
+
+    /**
+     * Loads a model directory, printing progress on stderr.
+     *
+     * @param numKvBlocks KV cache blocks the executor holds (per layer, for keys and for values)
+     * @param blockSize   tokens per KV block
+     * @param maxLoras    adapter slots usable in one batch
+     * @param threads     worker threads of the forward pass
+     */
+    public static LlamaModel load(Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads) throws IOException {
+        return load(dir, numKvBlocks, blockSize, maxLoras, threads, System.err);
+    }
+
+    /** As {@link #load(Path, int, int, int, int)}, with progress lines to {@code progress} (null for none). */
+    public static LlamaModel load(Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads, PrintStream progress)
+            throws IOException {
+        if (!Files.isDirectory(dir)) throw new IOException(dir + ": not a model directory");
+        Path configFile = dir.resolve("config.json");
+        if (!Files.isRegularFile(configFile)) throw new IOException(dir + ": no config.json");
+        ModelConfig config = ModelConfig.read(configFile);
+        if (!ARCHITECTURES.contains(config.architecture())) {
+            throw new IOException(configFile + ": architecture " + config.architecture() + " is not supported (" + ARCHITECTURES + ")");
+        }
+        if (config.numHeads() % config.numKvHeads() != 0 || config.headDim() % 2 != 0) {
+            throw new IOException(configFile + ": " + config.numHeads() + " heads cannot share " + config.numKvHeads()
+                    + " KV heads of even size " + config.headDim());
+        }
+        Rope rope;
+        try {
+            rope = Rope.of(config);
+        } catch (IOException e) {
+            throw new IOException(configFile + ": " + e.getMessage(), e);
+        }
+
+        Path tokenizerFile = dir.resolve("tokenizer.json");
+        if (!Files.isRegularFile(tokenizerFile)) throw new IOException(dir + ": no tokenizer.json");
+        Path tokenizerConfigFile = dir.resolve("tokenizer_config.json");
+        JsonNode tc = null;
+        if (Files.isRegularFile(tokenizerConfigFile)) {
+            try {
+                tc = new ObjectMapper().readTree(tokenizerConfigFile.toFile());
+            } catch (IOException e) {
+                throw new IOException(tokenizerConfigFile + ": not valid JSON: " + e.getMessage(), e);
+            }
+        }
+        String bos = tc == null ? null : tokenText(tc.get("bos_token"));
+        String eos = tc == null ? null : tokenText(tc.get("eos_token"));
+        Boolean addBos = tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;
+        if (eos == null) eos = eosFromConfig(configFile, tokenizerFile);
+        BpeTokenizer tokenizer = BpeTokenizer.read(tokenizerFile, bos, eos, addBos);
+        ChatTemplate template = null;
+        String templateText = tc == null ? null : templateText(tc.get("chat_template"));
+        if (templateText != null) template = new ChatTemplate(templateText, bos, eos);
+
+        LlamaWeights weights = LlamaWeights.load(dir, config, progress);
+        LlamaExecutor executor = new LlamaExecutor(config, weights, rope, numKvBlocks, blockSize, maxLoras, threads);
+        return new LlamaModel(dir, config, tokenizer, template, executor);
+    }
+
+    /** The text of the token config.json's eos_token_id names, for a tokenizer_config.json without eos_token. */
+    private static String eosFromConfig(Path configFile, Path tokenizerFile) throws IOException {
+        JsonNode id = new ObjectMapper().readTree(configFile.toFile()).get("eos_token_id");
+        int eosId = id == null ? -1 : id.isArray() ? id.path(0).asInt(-1) : id.asInt(-1);
+        if (eosId < 0) return null;
+        for (JsonNode t : new ObjectMapper().readTree(tokenizerFile.toFile()).path("added_tokens")) {
+            if (t.path("id").asInt(-1) == eosId) return t.path("content").asText();
+        }
+        return null;
+    }
+
+    private static String tokenText(JsonNode n) {
+        if (n == null || n.isNull()) return null;
+        if (n.isTextual()) return n.asText();
+        return n.hasNonNull("content") ? n.get("content").asText() : null;
+    }
+
+    private static String templateText(JsonNode n) {
+        if (n == null || n.isNull()) return null;
+        if (n.isTextual()) return n.asText();
+        if (n.isArray()) {
+            for (JsonNode t : n) if (t.path("name").asText().equals("default")) return t.path("template").asText();
+            return n.path(0).path("template").asText(null);
+        }
+        return null;
+    }
+
+    @Override
+    public String source() {
+        return dir.toString();
+    }
+
+    @Override
+    public ModelConfig config() {
+        return config;
+    }
+
+    @Override
+    public BpeTokenizer tokenizer() {
+        return tokenizer;
+    }
+
+    @Override
+    public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        if (chatTemplate == null) {
+            throw new IllegalArgumentException(dir + " has no chat template (tokenizer_config.json chat_template)");
+        }
+        return chatTemplate.render(messages, addGenerationPrompt);
+    }
+
+    /** BF16 models keep BF16 weights (and BF16 adapters); F16 and F32 ones compute in F32. */
+    @Override
+    public String dtype() {
+        return executor.bf16Weights() ? "bfloat16" : "float32";
+    }
+
+    @Override
+    public LlamaExecutor executor() {
+        return executor;
+    }
+
+    @Override
+    public void close() {
+        executor.close();
+    }
+}
