@@ -75,7 +75,7 @@ public final class EngineCore {
 
     /** A step that has been scheduled and executed, whose outputs land at {@code startNanos + modeledNanos}. */
     public record PendingStep(Scheduler.Plan plan, Batch batch, StepResult result, long startNanos, long modeledNanos,
-                              RuntimeException failure) {}
+                              Throwable failure) {}
 
     public EngineCore(EngineConfig config, Model model, Clock clock, ExecutorService loaderPool, Runnable wakeup) {
         this.config = config;
@@ -281,10 +281,11 @@ public final class EngineCore {
         }
         Batch batch = buildBatch(plan);
         StepResult result = null;
-        RuntimeException failure = null;
+        Throwable failure = null;
         try {
             result = model.executor().execute(batch);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | AssertionError e) {
+            // The batch's requests end with an error; the engine keeps serving the next ones.
             failure = e;
         }
         long modeled = plan.activationNanos() + (result == null ? 0 : result.modeledNanos());
@@ -303,7 +304,7 @@ public final class EngineCore {
             scheduledTokens += s.numTokens();
             if (r.status != Request.Status.RUNNING) continue; // aborted meanwhile (cannot happen on the loop thread)
             if (step.failure() != null) {
-                finish(r, FinishReason.ERROR, "The model failed: " + step.failure().getMessage());
+                finish(r, FinishReason.ERROR, "The model failed: " + step.failure());
                 continue;
             }
             r.numComputed += s.numTokens();
