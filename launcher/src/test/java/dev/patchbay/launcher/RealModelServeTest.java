@@ -24,7 +24,11 @@ class RealModelServeTest {
     private final HttpClient http = HttpClient.newHttpClient();
 
     private JsonNode complete(int port, String model) throws Exception {
-        String body = "{\"model\":\"" + model + "\",\"prompt\":\"hello world\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true}";
+        return complete(port, model, "hello world");
+    }
+
+    private JsonNode complete(int port, String model, String prompt) throws Exception {
+        String body = "{\"model\":\"" + model + "\",\"prompt\":\"" + prompt + "\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true}";
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -56,5 +60,37 @@ class RealModelServeTest {
         } finally {
             server.stop();
         }
+    }
+
+    @Test
+    void prefixCachingReusesKvWithoutChangingTheOutput() throws Exception {
+        ModelGenerator.Spec spec = ModelGenerator.Spec.tiny();
+        Path model = dir.resolve("tiny");
+        ModelGenerator.writeModel(model, spec);
+        ModelGenerator.writeAdapter(dir.resolve("a"), spec, 8, 16, List.of("q_proj", "k_proj", "v_proj"), 3);
+        String prompt = "the quick brown fox jumps over the lazy dog and the quick brown fox again";
+        String[] plain = new String[2];
+        String[] cached = new String[2];
+        for (boolean caching : new boolean[] {false, true}) {
+            List<String> args = new java.util.ArrayList<>(List.of("--model", model.toString(), "--host", "127.0.0.1",
+                    "--port", "0", "--enable-lora", "--lora-modules", "a=" + dir.resolve("a"), "--block-size", "4",
+                    "--num-gpu-blocks-override", "256"));
+            if (caching) args.add("--enable-prefix-caching");
+            PatchbayServer server = PatchbayServer.start(ServeCommand.parse(args.toArray(String[]::new)));
+            try {
+                String[] out = caching ? cached : plain;
+                out[0] = complete(server.port(), "tiny", prompt).get("choices").get(0).get("text").asText();
+                out[1] = complete(server.port(), "a", prompt).get("choices").get(0).get("text").asText();
+                // Asked again: with caching, most of the prompt's KV now comes from the cache.
+                assertThat(complete(server.port(), "tiny", prompt).get("choices").get(0).get("text").asText()).isEqualTo(out[0]);
+                assertThat(complete(server.port(), "a", prompt).get("choices").get(0).get("text").asText()).isEqualTo(out[1]);
+                long hits = server.engine().snapshot().counters().prefixCacheHits();
+                if (caching) assertThat(hits).isPositive();
+                else assertThat(hits).isZero();
+            } finally {
+                server.stop();
+            }
+        }
+        assertThat(cached).containsExactly(plain);
     }
 }

@@ -308,6 +308,7 @@ public final class EngineCore {
                 continue;
             }
             r.numComputed += s.numTokens();
+            scheduler.registerFullBlocks(r);
             if (r.numComputed < r.numTokens()) continue; // a prompt chunk: no token yet
             int token = step.result().nextTokens()[i];
             if (r.firstTokenNanos < 0) {
@@ -463,6 +464,8 @@ public final class EngineCore {
         waitingCount = scheduler.waiting.size();
         snapshots.preemptions = scheduler.preemptions;
         snapshots.lookupsGpu = scheduler.lookupsGpu;
+        snapshots.prefixQueries = scheduler.prefixQueries;
+        snapshots.prefixHits = scheduler.prefixHits;
         snapshots.hitsGpu = scheduler.hitsGpu;
         EngineSnapshot s = snapshots.publish(scheduler, kv, tiers, step);
         for (Consumer<EngineSnapshot> l : listeners) l.accept(s);

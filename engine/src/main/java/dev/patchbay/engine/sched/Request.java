@@ -26,6 +26,11 @@ public final class Request {
     int numComputed;
     int[] blocks = new int[4];
     int numBlocks;
+    /** Prefix hashes of the first {@code numHashes} full blocks of this request's tokens (prefix caching). */
+    long[] blockHashes = new long[4];
+    int numHashes;
+    /** Leading blocks already registered in the prefix cache. */
+    int numRegistered;
     /** Tokens already emitted to the listener. */
     int numEmitted;
     boolean everPreempted;
@@ -82,6 +87,19 @@ public final class Request {
     void addBlock(int block) {
         if (numBlocks == blocks.length) blocks = Arrays.copyOf(blocks, blocks.length * 2);
         blocks[numBlocks++] = block;
+    }
+
+    /** The prefix hash of full block {@code i}, computed on first use. */
+    long blockHash(int i, int blockSize) {
+        while (numHashes <= i) {
+            long previous = numHashes == 0 ? 0 : blockHashes[numHashes - 1];
+            int[] tokens = tokensRange(numHashes * blockSize, blockSize);
+            if (numHashes == blockHashes.length) blockHashes = Arrays.copyOf(blockHashes, blockHashes.length * 2);
+            blockHashes[numHashes] = dev.patchbay.engine.kv.KvCacheManager.chain(previous, tokens, 0, blockSize,
+                    adapter == null ? 0 : adapter.id());
+            numHashes++;
+        }
+        return blockHashes[i];
     }
 
     int[] blockTable() {

@@ -31,6 +31,7 @@ public final class Scheduler {
     final ArrayList<Request> running = new ArrayList<>();
     long preemptions;
     long lookupsGpu, hitsGpu;
+    long prefixQueries, prefixHits;
 
     /** One request's part of a step: {@code numTokens} tokens starting at its computed position. */
     public record Scheduled(Request request, int numTokens) {}
@@ -92,6 +93,9 @@ public final class Scheduler {
                     skipped.addLast(waiting.pollFirst());
                     continue;
                 }
+                if (config.enablePrefixCaching() && r.numComputed == 0 && r.numBlocks == 0) {
+                    if (!reuseCachedPrefix(r, budget)) break;
+                }
                 int n = Math.min(r.numTokens() - r.numComputed, budget);
                 if (!kv.canAllocate(kv.blocksFor(r.numComputed + n) - r.numBlocks)) break;
                 waiting.pollFirst();
@@ -114,6 +118,46 @@ public final class Scheduler {
         }
         prefetchAdapters();
         return new Plan(scheduled, preempted, stepAdapters, activationNanos);
+    }
+
+    /**
+     * Starts a request from the longest cached prefix of its tokens (always leaving one token to compute, so
+     * the step samples). Returns false, taking nothing, when the rest would not fit in the free blocks.
+     */
+    private boolean reuseCachedPrefix(Request r, int budget) {
+        int bs = kv.blockSize();
+        int maxHits = (r.numTokens() - 1) / bs;
+        int[] hits = new int[maxHits];
+        int numHits = 0, freeHits = 0;
+        while (numHits < maxHits) {
+            int b = kv.lookup(r.blockHash(numHits, bs));
+            if (b < 0) break;
+            if (kv.isFree(b)) freeHits++;
+            hits[numHits++] = b;
+        }
+        int cachedTokens = numHits * bs;
+        int n = Math.min(r.numTokens() - cachedTokens, budget);
+        if (!kv.canAllocate(kv.blocksFor(cachedTokens + n) - numHits + freeHits)) return false;
+        for (int i = 0; i < numHits; i++) {
+            kv.share(hits[i]);
+            r.addBlock(hits[i]);
+        }
+        r.numComputed = cachedTokens;
+        r.numRegistered = numHits;
+        prefixQueries += r.numTokens();
+        prefixHits += cachedTokens;
+        return true;
+    }
+
+    /** Registers the request's newly completed full blocks in the prefix cache. */
+    void registerFullBlocks(Request r) {
+        if (!config.enablePrefixCaching()) return;
+        int bs = kv.blockSize();
+        int full = Math.min(r.numComputed / bs, r.numBlocks);
+        while (r.numRegistered < full) {
+            kv.register(r.blocks[r.numRegistered], r.blockHash(r.numRegistered, bs));
+            r.numRegistered++;
+        }
     }
 
     /** A LoRA request may start now if its adapter is in host memory and the step can give it a slot. */
@@ -143,6 +187,7 @@ public final class Scheduler {
     private void preempt(Request r) {
         freeBlocks(r);
         r.numComputed = 0;
+        r.numRegistered = 0;
         r.status = Request.Status.WAITING;
         r.everPreempted = true;
         if (r.adapter != null) {

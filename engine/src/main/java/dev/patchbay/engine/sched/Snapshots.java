@@ -26,7 +26,7 @@ final class Snapshots {
     private volatile EngineSnapshot latest;
     private long sequence;
 
-    long preemptions, promptTokens, generationTokens, lookupsGpu, hitsGpu, lookupsCpu, hitsCpu;
+    long preemptions, promptTokens, generationTokens, lookupsGpu, hitsGpu, lookupsCpu, hitsCpu, prefixQueries, prefixHits;
     FinishCounts finished = FinishCounts.ZERO;
 
     private List<String> lastRunningNames = List.of();
@@ -74,7 +74,7 @@ final class Snapshots {
                     List.copyOf(states), tiers.slotsUsed(), tiers.hostResident() - tiers.slotsUsed(),
                     lastRunningNames, lastWaitingNames, activityChanged);
         }
-        Counters counters = new Counters(preemptions, promptTokens, generationTokens, finished, 0, 0,
+        Counters counters = new Counters(preemptions, promptTokens, generationTokens, finished, prefixQueries, prefixHits,
                 tiers.loadsFromDisk, tiers.loadsFromCpu, tiers.evictionsGpu, tiers.evictionsCpu,
                 lookupsGpu, hitsGpu, lookupsCpu, hitsCpu, tiers.loadFailures);
         EngineSnapshot s = new EngineSnapshot(++sequence, clock.nanos(), now, config.servedModelName(),
