@@ -9,10 +9,11 @@ import java.util.List;
 /**
  * The numbers of one {@code lora_name} series: an adapter, or the sum of the adapters beyond the series cap.
  *
- * @param level {@code gpu} or {@code cpu} for a resident adapter; null when not resident and for {@link #OTHER}
+ * @param level    {@code gpu} or {@code cpu} for a resident adapter; null when not resident and for {@link #OTHER}
+ * @param adapters how many adapters the row sums: 1, or the number folded into {@link #OTHER}
  */
 record AdapterRow(String name, int running, int waiting, String level, boolean pinned, int rank, boolean resident,
-                  long memoryBytes, long promptTokens, long generationTokens, FinishCounts finished) {
+                  long memoryBytes, long promptTokens, long generationTokens, FinishCounts finished, int adapters) {
 
     /** The {@code lora_name} of the adapters that have no series of their own. */
     static final String OTHER = "__other__";
@@ -20,7 +21,7 @@ record AdapterRow(String name, int running, int waiting, String level, boolean p
     static AdapterRow of(AdapterState a) {
         return new AdapterRow(a.name(), a.running(), a.waiting(), levelLabel(a.level()), a.pinned(),
                 a.rank(), a.resident(), a.resident() ? a.memoryBytes() : 0, a.promptTokens(), a.generationTokens(),
-                a.finished() == null ? FinishCounts.ZERO : a.finished());
+                a.finished() == null ? FinishCounts.ZERO : a.finished(), 1);
     }
 
     /** Constant strings, so rows compare cheaply and no label is built per scrape. */
@@ -51,6 +52,7 @@ record AdapterRow(String name, int running, int waiting, String level, boolean p
         FinishCounts counts = new FinishCounts(finished[FinishReason.STOP.ordinal()],
                 finished[FinishReason.LENGTH.ordinal()], finished[FinishReason.ABORT.ordinal()],
                 finished[FinishReason.ERROR.ordinal()]);
-        return new AdapterRow(OTHER, running, waiting, null, false, 0, resident, memory, prompt, generation, counts);
+        return new AdapterRow(OTHER, running, waiting, null, false, 0, resident, memory, prompt, generation, counts,
+                adapters.size());
     }
 }

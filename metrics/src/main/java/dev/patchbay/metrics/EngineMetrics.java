@@ -70,7 +70,7 @@ public final class EngineMetrics implements Consumer<EngineSnapshot> {
         ExpositionFormatWriter writer = formats.findWriter(acceptHeader);
         if (writer instanceof PrometheusTextFormatWriter text) {
             PageBuffer page = textPage.render(text, filter(names), EscapingScheme.fromAcceptHeader(acceptHeader));
-            return new Scrape(text.getContentType(), page.toByteArray());
+            return new Scrape(text.getContentType(), page);
         }
         return scrapeWithLibrary(names, acceptHeader);
     }

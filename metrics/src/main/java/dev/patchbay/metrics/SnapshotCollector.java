@@ -107,7 +107,7 @@ final class SnapshotCollector implements MultiCollector {
         out.gauge("vllm:num_requests_running", "Number of requests in model execution batches.", s.numRunning());
         out.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", s.numWaiting());
         out.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", s.kvCacheUsage());
-        out.gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", 1, cacheConfigLabels());
+        out.gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", 1, cacheConfigLabels(s));
         out.counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", c.preemptions());
         out.counter("vllm:prompt_tokens", "Number of prefill tokens processed.", c.promptTokens());
         out.counter("vllm:generation_tokens", "Number of generation tokens processed.", c.generationTokens());
@@ -152,7 +152,7 @@ final class SnapshotCollector implements MultiCollector {
         out.counterByLabel("vllm:lora_cache_hits", "Times a scheduled request found its LoRA adapter already in a "
                 + "tier.", "level", new String[]{"gpu", "cpu"}, new long[]{c.loraHitsGpu(), c.loraHitsCpu()});
         out.gauge(SERIES_OVERFLOW_ADAPTERS, "LoRA adapters beyond --max-lora-metric-series, summed into "
-                + "lora_name=\"__other__\".", Math.max(0, lora.adapters().size() - countOwnSeries(rows)));
+                + "lora_name=\"__other__\".", foldedAdapters(rows));
         if (withAdapterFamilies) {
             for (AdapterFamily family : AdapterFamily.values()) {
                 if (out.wants(family.metricName)) out.add(adapterFamily(family, rows));
@@ -170,10 +170,9 @@ final class SnapshotCollector implements MultiCollector {
         return String.join(",", new java.util.LinkedHashSet<>(names));
     }
 
-    private static int countOwnSeries(List<AdapterRow> rows) {
-        int n = 0;
-        for (AdapterRow r : rows) if (!r.name().equals(AdapterRow.OTHER)) n++;
-        return n;
+    private static int foldedAdapters(List<AdapterRow> rows) {
+        for (AdapterRow r : rows) if (r.name().equals(AdapterRow.OTHER)) return r.adapters();
+        return 0;
     }
 
     /** A per-adapter family through the library's model, the reference for the cached text writer. */
@@ -208,11 +207,14 @@ final class SnapshotCollector implements MultiCollector {
         return deprecation == null ? help : deprecation.help(help);
     }
 
-    /** vLLM renders every cache setting with Python's {@code str()}, hence {@code True}/{@code False}. */
-    private Labels cacheConfigLabels() {
+    /**
+     * The cache as the engine runs it (the snapshot's numbers, not the requested ones). vLLM renders every cache
+     * setting with Python's {@code str()}, hence {@code True}/{@code False}.
+     */
+    private Labels cacheConfigLabels(EngineSnapshot s) {
         return base.merge(new String[]{"block_size", "num_gpu_blocks", "enable_prefix_caching"},
-                new String[]{Integer.toString(options.blockSize()), Integer.toString(options.numGpuBlocks()),
-                        options.enablePrefixCaching() ? "True" : "False"});
+                new String[]{Integer.toString(s.blockSize()), Integer.toString(s.kvBlocksTotal()),
+                        s.prefixCaching() ? "True" : "False"});
     }
 
     /** Collects the families a scrape asked for. */

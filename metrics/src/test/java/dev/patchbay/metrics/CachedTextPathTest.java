@@ -124,7 +124,7 @@ class CachedTextPathTest {
     void sameBytesWithLatencyMetricsAndAnotherModel() {
         MetricsOptions options = Fixtures.options(true).withEnableLoraLatencyMetrics(true).withEngine("1");
         run(new MetricsOptions("tenant \"x\"\\model", options.engine(), options.patchbayVersion(), null, 5, true,
-                options.maxModelLen(), 32, 77, false, true, 2, 3, 64, "bfloat16"), 3, 15, 150, true);
+                options.maxModelLen(), true), 3, 15, 150, true);
     }
 
     @Test

@@ -104,6 +104,7 @@ class LoraSeriesTest {
                     .isEqualTo(1);
             assertThat(page.value("vllm:lora_adapter_loaded", "lora_name", "alpha", "level", "gpu", "rank", "8"))
                     .isEqualTo(1);
+            assertThat(page.value("vllm:lora_metric_series_overflow_adapters")).isZero();
         }
         EngineSnapshot listedTwice = new EngineSnapshot(2, 0, 0, Fixtures.MODEL, 2, 3, 1000, 0, 16, false,
                 new dev.patchbay.engine.stats.LoraState(4, 8, 16, "auto", s.lora().adapters(), 1, 0,

@@ -129,6 +129,10 @@ class ScrapeTest {
             Scrape scrape = metrics.scrape(Set.of(), accept);
             assertThat(contentType).isEqualTo(scrape.contentType());
             assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8)).isEqualTo(scrape.text());
+            java.io.ByteArrayOutputStream copy = new java.io.ByteArrayOutputStream();
+            Scrape fresh = metrics.scrape(Set.of(), accept);
+            fresh.writeTo(copy);
+            assertThat(copy.toByteArray()).isEqualTo(scrape.body()).hasSize(fresh.size());
         }
     }
 

@@ -71,6 +71,7 @@ public final class PatchbayServer {
         Model model = ModelFactory.create(options);
         String served = options.servedName();
         EngineConfig config;
+        MetricsOptions mo;
         try {
             config = EngineConfig.builder(served)
                     .maxNumSeqs(options.maxNumSeqs()).maxNumBatchedTokens(options.maxNumBatchedTokens())
@@ -80,15 +81,15 @@ public final class PatchbayServer {
                     .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
                     .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
                     .build();
+            mo = MetricsOptions.of(config)
+                    .withShowHiddenMetricsForVersion(options.showHiddenMetricsForVersion())
+                    .withMaxLoraMetricSeries(options.maxLoraMetricSeries())
+                    .withEnableLoraLatencyMetrics(options.enableLoraLatencyMetrics());
+            if (options.patchbayVersion() != null) mo = mo.withPatchbayVersion(options.patchbayVersion());
         } catch (IllegalArgumentException e) {
             model.close();
             throw e;
         }
-        MetricsOptions mo = MetricsOptions.of(config)
-                .withShowHiddenMetricsForVersion(options.showHiddenMetricsForVersion())
-                .withMaxLoraMetricSeries(options.maxLoraMetricSeries())
-                .withEnableLoraLatencyMetrics(options.enableLoraLatencyMetrics());
-        if (options.patchbayVersion() != null) mo = mo.withPatchbayVersion(options.patchbayVersion());
 
         List<ServerOptions.LoraModule> modules = new ArrayList<>(options.loraModules());
         Path demoRoot = DemoAdapters.defaultRoot();
@@ -175,7 +176,13 @@ public final class PatchbayServer {
         List<String> names = req.query().all("name[]", List::of);
         Scrape s = metrics.scrape(new LinkedHashSet<>(names), req.headers().first(HeaderNames.ACCEPT).orElse(null));
         res.header(HeaderNames.CONTENT_TYPE, s.contentType());
-        res.send(s.body());
+        res.contentLength(s.size());
+        // Streams the page's parts without joining them into one array (1.3 MB at 1000 adapters).
+        try (var out = res.outputStream()) {
+            s.writeTo(out);
+        } catch (IOException e) {
+            // The scraper went away; nothing to answer.
+        }
     }
 
     private void models(ServerRequest req, ServerResponse res) {
