@@ -61,6 +61,8 @@ public final class Router implements AutoCloseable {
         server = WebServer.builder()
                 .host(options.host())
                 .port(options.port())
+                // TCP_NODELAY: proxied chunks must not wait on the client's delayed ACK.
+                .connectionOptions(o -> o.tcpNoDelay(true))
                 .routing(routing -> routing
                         .post("/v1/completions", proxy::handleModelRequest)
                         .post("/v1/chat/completions", proxy::handleModelRequest)

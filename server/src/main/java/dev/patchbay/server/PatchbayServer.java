@@ -114,8 +114,10 @@ public final class PatchbayServer {
         PatchbayServer server = new PatchbayServer(options, engine, metrics, new AdapterPaths(List.copyOf(allowed)));
         try {
             for (ServerOptions.LoraModule m : modules) server.loadStatic(m);
+            // TCP_NODELAY: without it a response written in several segments waits on the client's delayed ACK
+            // (~40 ms per /metrics page and per streamed token burst).
             server.web = WebServer.builder().host(options.host()).port(options.port()).shutdownHook(false)
-                    .routing(server::routes).build().start();
+                    .connectionOptions(o -> o.tcpNoDelay(true)).routing(server::routes).build().start();
         } catch (RuntimeException | StartupException e) {
             engine.close();
             throw e instanceof StartupException s ? s : new StartupException(e.getMessage(), e);
