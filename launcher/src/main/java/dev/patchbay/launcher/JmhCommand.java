@@ -13,7 +13,11 @@ public final class JmhCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        org.openjdk.jmh.Main.main(args.toArray(String[]::new));
+        run(args.toArray(String[]::new));
         return 0;
+    }
+
+    static void run(String[] jmhArgs) throws Exception {
+        org.openjdk.jmh.Main.main(jmhArgs);
     }
 }

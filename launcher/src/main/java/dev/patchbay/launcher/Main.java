@@ -16,7 +16,12 @@ public final class Main implements Runnable {
         new CommandLine(this).usage(System.out);
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("jmh")) {
+            // JMH's own options start with '-': hand them over untouched.
+            JmhCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         System.exit(new CommandLine(new Main()).execute(args));
     }
 }

@@ -95,8 +95,7 @@ public final class BpeTokenizer implements Tokenizer {
 
         Map<String, Integer> vocab = new HashMap<>();
         int maxId = -1;
-        for (var it = model.get("vocab").fields(); it.hasNext(); ) {
-            var e = it.next();
+        for (var e : model.get("vocab").properties()) {
             vocab.put(e.getKey(), e.getValue().asInt());
             maxId = Math.max(maxId, e.getValue().asInt());
         }

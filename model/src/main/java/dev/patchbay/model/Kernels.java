@@ -2,18 +2,16 @@ package dev.patchbay.model;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /** The Vector API inner loops of the transformer: dot products, matrix tiles, norms and activations. */
 final class Kernels {
-    static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final int L = F.length();
-    /** As many 16-bit lanes as F has float lanes, widened to I and then reinterpreted as floats. */
-    private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
+    /** Tokens per pass over the weight rows: 32 rows of 1536 floats (192 KB) stay in a core's L2 cache. */
+    private static final int TOKEN_BLOCK = 32;
 
     private Kernels() {}
 
@@ -39,16 +37,20 @@ final class Kernels {
      * so each loaded vector feeds four multiply-adds.
      */
     static void matmulRows(float[] x, int tokens, int in, float[] w, int rowFrom, int rowTo, float[] y, int yStride) {
-        int o = rowFrom;
-        if (in % L == 0) {
-            for (; o + 4 <= rowTo; o += 4) {
-                int t = 0;
-                for (; t + 4 <= tokens; t += 4) tile4x4(x, t, in, w, o * in, y, yStride, o);
-                for (; t < tokens; t++) tile4x1(x, t, in, w, o * in, y, yStride, o);
+        // Blocks of tokens small enough to stay in cache while every row passes over them (long prompts).
+        for (int t0 = 0; t0 < tokens; t0 += TOKEN_BLOCK) {
+            int t1 = Math.min(tokens, t0 + TOKEN_BLOCK);
+            int o = rowFrom;
+            if (in % L == 0) {
+                for (; o + 4 <= rowTo; o += 4) {
+                    int t = t0;
+                    for (; t + 4 <= t1; t += 4) tile4x4(x, t, in, w, o * in, y, yStride, o);
+                    for (; t < t1; t++) tile4x1(x, t, in, w, o * in, y, yStride, o);
+                }
             }
-        }
-        for (; o < rowTo; o++) {
-            for (int t = 0; t < tokens; t++) y[t * yStride + o] = dot(x, t * in, w, o * in, in);
+            for (; o < rowTo; o++) {
+                for (int t = t0; t < t1; t++) y[t * yStride + o] = dot(x, t * in, w, o * in, in);
+            }
         }
     }
 
@@ -120,6 +122,54 @@ final class Kernels {
         for (; i < n; i++) out[outOff + i] = x[xOff + i] * inv * weight[i];
     }
 
+    /** x[i] = exp(x[i] - max) for i in [0, n); returns their sum (the softmax denominator). */
+    static float expShifted(float[] x, int n, float max) {
+        FloatVector acc = FloatVector.zero(F);
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            FloatVector e = FloatVector.fromArray(F, x, i).sub(max).lanewise(VectorOperators.EXP);
+            e.intoArray(x, i);
+            acc = acc.add(e);
+        }
+        float sum = acc.reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) sum += x[i] = (float) Math.exp(x[i] - max);
+        return sum;
+    }
+
+    /**
+     * out[outOff + d] = scale * sum_j weights[j] * rows[offsets[j] + rowOff + d] for d in [0, dim), j in [0, n): the
+     * attention-weighted sum of value rows, kept in registers four vectors at a time.
+     */
+    static void weightedRowSum(float[] rows, int[] offsets, int rowOff, float[] weights, float scale, int n,
+                               float[] out, int outOff, int dim) {
+        int d = 0;
+        for (; d + 4 * L <= dim; d += 4 * L) {
+            FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
+            for (int j = 0; j < n; j++) {
+                FloatVector p = FloatVector.broadcast(F, weights[j]);
+                int r = offsets[j] + rowOff + d;
+                a0 = FloatVector.fromArray(F, rows, r).fma(p, a0);
+                a1 = FloatVector.fromArray(F, rows, r + L).fma(p, a1);
+                a2 = FloatVector.fromArray(F, rows, r + 2 * L).fma(p, a2);
+                a3 = FloatVector.fromArray(F, rows, r + 3 * L).fma(p, a3);
+            }
+            a0.mul(scale).intoArray(out, outOff + d);
+            a1.mul(scale).intoArray(out, outOff + d + L);
+            a2.mul(scale).intoArray(out, outOff + d + 2 * L);
+            a3.mul(scale).intoArray(out, outOff + d + 3 * L);
+        }
+        for (; d + L <= dim; d += L) {
+            FloatVector a = FloatVector.zero(F);
+            for (int j = 0; j < n; j++) a = FloatVector.fromArray(F, rows, offsets[j] + rowOff + d).fma(FloatVector.broadcast(F, weights[j]), a);
+            a.mul(scale).intoArray(out, outOff + d);
+        }
+        for (; d < dim; d++) {
+            float sum = 0;
+            for (int j = 0; j < n; j++) sum += weights[j] * rows[offsets[j] + rowOff + d];
+            out[outOff + d] = sum * scale;
+        }
+    }
+
     /** gate = silu(gate) * up, elementwise over [from, to). */
     static void siluMul(float[] gate, float[] up, int from, int to) {
         for (int i = from; i < to; i++) {
@@ -146,79 +196,114 @@ final class Kernels {
         for (; i < n; i++) y[yOff + i] += x[i];
     }
 
-    /** BF16 to F32 is the 16 bits moved to the top of a float's 32. */
-    private static FloatVector bf16(short[] w, int off) {
-        return ((IntVector) ShortVector.fromArray(S, w, off).convertShape(VectorOperators.S2I, I, 0))
-                .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    /*
+     * BF16 weights are packed two to an int so that one int-vector load yields two float vectors with no change of
+     * vector shape: in each block of 2L values of a row, lane i holds value i in its low half and value L + i in its
+     * high half. BF16 to F32 is then a shift (low halves) or a mask (high halves).
+     */
+
+    /** Whether rows of {@code cols} values can be packed (whole blocks of 2L). */
+    static boolean packable(int cols) {
+        return cols % (2 * L) == 0;
     }
 
-    private static float bf16(short b) {
-        return Float.intBitsToFloat(b << 16);
-    }
-
-    static float dotBf16(float[] x, int xOff, short[] w, int wOff, int n) {
-        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-        int i = 0;
-        for (; i + 2 * L <= n; i += 2 * L) {
-            acc0 = FloatVector.fromArray(F, x, xOff + i).fma(bf16(w, wOff + i), acc0);
-            acc1 = FloatVector.fromArray(F, x, xOff + i + L).fma(bf16(w, wOff + i + L), acc1);
+    static int[] packBf16(short[] values, int rows, int cols) {
+        int[] packed = new int[rows * cols / 2];
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < cols; b += 2 * L) {
+                int base = r * cols + b, out = (r * cols + b) / 2;
+                for (int i = 0; i < L; i++) packed[out + i] = (values[base + L + i] << 16) | (values[base + i] & 0xffff);
+            }
         }
-        for (; i + L <= n; i += L) acc0 = FloatVector.fromArray(F, x, xOff + i).fma(bf16(w, wOff + i), acc0);
-        float sum = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
-        for (; i < n; i++) sum += x[xOff + i] * bf16(w[wOff + i]);
-        return sum;
+        return packed;
+    }
+
+    static short unpackBf16(int[] packed, int cols, int row, int col) {
+        int b = col - col % (2 * L), i = col % (2 * L);
+        int word = packed[(row * cols + b) / 2 + i % L];
+        return (short) (i < L ? word : word >>> 16);
+    }
+
+    private static FloatVector low(IntVector v) {
+        return v.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    }
+
+    private static FloatVector high(IntVector v) {
+        return v.lanewise(VectorOperators.AND, 0xffff0000).reinterpretAsFloats();
+    }
+
+    /** x[xOff ..] · packed row values starting at packed[wOff] (n values, n a multiple of 2L). */
+    static float dotPacked(float[] x, int xOff, int[] w, int wOff, int n) {
+        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+        for (int i = 0; i < n; i += 2 * L) {
+            IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
+            acc0 = FloatVector.fromArray(F, x, xOff + i).fma(low(v), acc0);
+            acc1 = FloatVector.fromArray(F, x, xOff + i + L).fma(high(v), acc1);
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+    }
+
+    /** y[yOff + i] += a * value i of the packed row at packed[wOff], n values. */
+    static void axpyPacked(float a, int[] w, int wOff, float[] y, int yOff, int n) {
+        FloatVector av = FloatVector.broadcast(F, a);
+        for (int i = 0; i < n; i += 2 * L) {
+            IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
+            low(v).fma(av, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            high(v).fma(av, FloatVector.fromArray(F, y, yOff + i + L)).intoArray(y, yOff + i + L);
+        }
+    }
+
+    private static void widenPacked(int[] w, int wOff, float[] out, int n) {
+        for (int i = 0; i < n; i += 2 * L) {
+            IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
+            low(v).intoArray(out, i);
+            high(v).intoArray(out, i + L);
+        }
     }
 
     /**
-     * {@link #matmulRows} with BF16 weights. One token reads the BF16 rows directly (the memory-bound decode case);
-     * several tokens widen four rows at a time into a small F32 buffer and reuse it for every token, which keeps the
-     * sixteen-sum tile free of conversions.
+     * {@link #matmulRows} with packed BF16 weights. One token reads the packed rows directly (the memory-bound decode
+     * case); several tokens widen four rows at a time into a small F32 buffer and reuse it for every token.
      */
-    static void matmulRowsBf16(float[] x, int tokens, int in, short[] w, int rowFrom, int rowTo, float[] y, int yStride) {
-        int o = rowFrom;
-        if (in % L == 0) {
-            float[] rows = tokens > 1 ? new float[4 * in] : null;
+    static void matmulRowsPacked(float[] x, int tokens, int in, int[] w, int rowFrom, int rowTo, float[] y, int yStride) {
+        if (tokens == 1) {
+            int o = rowFrom;
+            for (; o + 4 <= rowTo; o += 4) tile4x1Packed(x, in, w, o, y);
+            for (; o < rowTo; o++) y[o] = dotPacked(x, 0, w, o * in / 2, in);
+            return;
+        }
+        float[] rows = new float[4 * in];
+        for (int t0 = 0; t0 < tokens; t0 += TOKEN_BLOCK) {
+            int t1 = Math.min(tokens, t0 + TOKEN_BLOCK);
+            int o = rowFrom;
             for (; o + 4 <= rowTo; o += 4) {
-                if (rows == null) {
-                    tile4x1Bf16(x, 0, in, w, o, y, yStride);
-                    continue;
-                }
-                widen(w, o * in, rows, 4 * in);
-                int t = 0;
-                for (; t + 4 <= tokens; t += 4) tile4x4(x, t, in, rows, 0, y, yStride, o);
-                for (; t < tokens; t++) tile4x1(x, t, in, rows, 0, y, yStride, o);
+                widenPacked(w, o * in / 2, rows, 4 * in);
+                int t = t0;
+                for (; t + 4 <= t1; t += 4) tile4x4(x, t, in, rows, 0, y, yStride, o);
+                for (; t < t1; t++) tile4x1(x, t, in, rows, 0, y, yStride, o);
+            }
+            for (; o < rowTo; o++) {
+                for (int t = t0; t < t1; t++) y[t * yStride + o] = dotPacked(x, t * in, w, o * in / 2, in);
             }
         }
-        for (; o < rowTo; o++) {
-            for (int t = 0; t < tokens; t++) y[t * yStride + o] = dotBf16(x, t * in, w, o * in, in);
-        }
     }
 
-    private static void widen(short[] w, int off, float[] out, int n) {
-        int i = 0;
-        for (; i + L <= n; i += L) bf16(w, off + i).intoArray(out, i);
-        for (; i < n; i++) out[i] = bf16(w[off + i]);
-    }
-
-    /** Four rows against one token: the decode case, where four weight streams keep the memory system busy. */
-    private static void tile4x1Bf16(float[] x, int t, int in, short[] w, int o, float[] y, int yStride) {
-        int x0 = t * in, w0 = o * in, w1 = w0 + in, w2 = w1 + in, w3 = w2 + in;
+    /** Four packed rows against one token. */
+    private static void tile4x1Packed(float[] x, int in, int[] w, int o, float[] y) {
+        int w0 = o * in / 2, w1 = w0 + in / 2, w2 = w1 + in / 2, w3 = w2 + in / 2;
         FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        for (int i = 0; i < in; i += L) {
-            FloatVector v = FloatVector.fromArray(F, x, x0 + i);
-            a0 = v.fma(bf16(w, w0 + i), a0);
-            a1 = v.fma(bf16(w, w1 + i), a1);
-            a2 = v.fma(bf16(w, w2 + i), a2);
-            a3 = v.fma(bf16(w, w3 + i), a3);
+        for (int i = 0; i < in; i += 2 * L) {
+            FloatVector lo = FloatVector.fromArray(F, x, i), hi = FloatVector.fromArray(F, x, i + L);
+            int half = i / 2;
+            IntVector v = IntVector.fromArray(I, w, w0 + half);
+            a0 = hi.fma(high(v), lo.fma(low(v), a0));
+            v = IntVector.fromArray(I, w, w1 + half);
+            a1 = hi.fma(high(v), lo.fma(low(v), a1));
+            v = IntVector.fromArray(I, w, w2 + half);
+            a2 = hi.fma(high(v), lo.fma(low(v), a2));
+            v = IntVector.fromArray(I, w, w3 + half);
+            a3 = hi.fma(high(v), lo.fma(low(v), a3));
         }
-        store(y, t * yStride + o, a0, a1, a2, a3);
-    }
-
-    /** y[yOff + i] += a * w[wOff + i] for i in [0, n), w in BF16. */
-    static void axpyBf16(float a, short[] w, int wOff, float[] y, int yOff, int n) {
-        FloatVector av = FloatVector.broadcast(F, a);
-        int i = 0;
-        for (; i + L <= n; i += L) bf16(w, wOff + i).fma(av, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
-        for (; i < n; i++) y[yOff + i] += a * bf16(w[wOff + i]);
+        store(y, o, a0, a1, a2, a3);
     }
 }

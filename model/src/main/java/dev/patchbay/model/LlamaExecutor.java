@@ -153,9 +153,7 @@ public final class LlamaExecutor implements Executor {
                 addBias(k, layer.bk(), n);
                 addBias(v, layer.bv(), n);
             }
-            applyLora(l, Q, xb, q, loraOrder, slotOf);
-            applyLora(l, K, xb, k, loraOrder, slotOf);
-            applyLora(l, V, xb, v, loraOrder, slotOf);
+            applyLora(l, new int[] {Q, K, V}, xb, new float[][] {q, k, v}, loraOrder, slotOf);
             for (int i = 0; i < n; i++) {
                 for (int hd = 0; hd < c.numHeads(); hd++) rope.rotate(q, i * qDim + hd * headDim, ropeTable, i * headDim);
                 for (int hd = 0; hd < c.numKvHeads(); hd++) rope.rotate(k, i * kvDim + hd * headDim, ropeTable, i * headDim);
@@ -165,16 +163,15 @@ public final class LlamaExecutor implements Executor {
             }
             attention(l, seqs, seqOf, pos, q, att, n);
             matmul(att, n, new Matrix[] {layer.wo()}, new float[][] {out});
-            applyLora(l, O, att, out, loraOrder, slotOf);
+            applyLora(l, new int[] {O}, att, new float[][] {out}, loraOrder, slotOf);
             Kernels.add(x, out, 0, n * h);
 
             norm(x, layer.ffnNorm(), eps, xb, n);
             matmul(xb, n, new Matrix[] {layer.wGate(), layer.wUp()}, new float[][] {gate, up});
-            applyLora(l, GATE, xb, gate, loraOrder, slotOf);
-            applyLora(l, UP, xb, up, loraOrder, slotOf);
+            applyLora(l, new int[] {GATE, UP}, xb, new float[][] {gate, up}, loraOrder, slotOf);
             parallel.forRange(n * inter, 4096, (from, to) -> Kernels.siluMul(gate, up, from, to));
             matmul(gate, n, new Matrix[] {layer.wDown()}, new float[][] {out});
-            applyLora(l, DOWN, gate, out, loraOrder, slotOf);
+            applyLora(l, new int[] {DOWN}, gate, new float[][] {out}, loraOrder, slotOf);
             Kernels.add(x, out, 0, n * h);
         }
         return logits(seqs, x);
@@ -239,26 +236,37 @@ public final class LlamaExecutor implements Executor {
         });
     }
 
-    /** y[t] += (x[t] · Aᵀ) · (scale·B)ᵀ for each token t whose adapter targets this projection. */
-    private void applyLora(int layer, int projection, float[] x, float[] y, int[] order, int[] slotOf) {
+    /**
+     * ys[p][t] += scale · (x[t] · Aᵀ) · Bᵀ for each projection p of the same input and each token t whose adapter
+     * targets it; tokens come grouped by adapter, so each adapter's A and B are read while they are in cache.
+     */
+    private void applyLora(int layer, int[] projections, float[] x, float[][] ys, int[] order, int[] slotOf) {
         if (order.length == 0) return;
         parallel.forRange(order.length, 1, (from, to) -> {
             float[] shrunk = new float[64];
             for (int j = from; j < to; j++) {
                 int t = order[j];
-                LoraWeights.Module m = slots[slotOf[t]].modules()[layer][projection];
-                if (m == null) continue;
-                if (shrunk.length < m.rank()) shrunk = new float[m.rank()];
-                for (int r = 0; r < m.rank(); r++) shrunk[r] = m.scale() * m.a().dotRow(r, x, t * m.in());
-                for (int r = 0; r < m.rank(); r++) m.bTransposed().addRowScaled(r, shrunk[r], y, t * m.out());
+                LoraWeights.Module[] modules = slots[slotOf[t]].modules()[layer];
+                for (int p = 0; p < projections.length; p++) {
+                    LoraWeights.Module m = modules[projections[p]];
+                    if (m == null) continue;
+                    if (shrunk.length < m.rank()) shrunk = new float[m.rank()];
+                    for (int r = 0; r < m.rank(); r++) shrunk[r] = m.scale() * m.a().dotRow(r, x, t * m.in());
+                    for (int r = 0; r < m.rank(); r++) m.bTransposed().addRowScaled(r, shrunk[r], ys[p], t * m.out());
+                }
             }
         });
     }
 
+    /**
+     * Causal attention of every token over its sequence's cached keys and values. Each sequence's cache offsets
+     * (block table resolved once per step) are shared by its tokens and heads.
+     */
     private void attention(int layer, List<ScheduledSequence> seqs, int[] seqOf, int[] pos, float[] q, float[] att, int n) {
         int heads = c.numHeads(), headDim = c.headDim(), group = heads / c.numKvHeads();
         float scale = (float) (1.0 / Math.sqrt(headDim));
         float[] keys = keyCache[layer], values = valueCache[layer];
+        int[][] offsets = cacheOffsets(seqs);
         parallel.forRange(n * heads, 4, (from, to) -> {
             float[] scores = new float[64];
             for (int job = from; job < to; job++) {
@@ -266,30 +274,31 @@ public final class LlamaExecutor implements Executor {
                 int kvOff = (hd / group) * headDim;
                 int qOff = t * qDim + hd * headDim;
                 int len = pos[t] + 1;
-                int[] table = seqs.get(seqOf[t]).blockTable();
+                int[] rows = offsets[seqOf[t]];
                 if (scores.length < len) scores = new float[Math.max(len, scores.length * 2)];
                 float max = Float.NEGATIVE_INFINITY;
                 for (int j = 0; j < len; j++) {
-                    int slot = cacheSlot(table, j);
-                    float s = Kernels.dot(q, qOff, keys, slot * kvDim + kvOff, headDim) * scale;
+                    float s = Kernels.dot(q, qOff, keys, rows[j] + kvOff, headDim) * scale;
                     scores[j] = s;
                     if (s > max) max = s;
                 }
-                float sum = 0;
-                for (int j = 0; j < len; j++) {
-                    float e = (float) Math.exp(scores[j] - max);
-                    scores[j] = e;
-                    sum += e;
-                }
-                int outOff = t * qDim + hd * headDim;
-                Arrays.fill(att, outOff, outOff + headDim, 0f);
-                float inv = 1f / sum;
-                for (int j = 0; j < len; j++) {
-                    int slot = cacheSlot(table, j);
-                    Kernels.axpy(scores[j] * inv, values, slot * kvDim + kvOff, att, outOff, headDim);
-                }
+                float sum = Kernels.expShifted(scores, len, max);
+                Kernels.weightedRowSum(values, rows, kvOff, scores, 1f / sum, len, att, t * qDim + hd * headDim, headDim);
             }
         });
+    }
+
+    /** For each sequence, the cache offset (slot * kvDim) of each of its positions up to its last one this step. */
+    private int[][] cacheOffsets(List<ScheduledSequence> seqs) {
+        int[][] offsets = new int[seqs.size()][];
+        for (int s = 0; s < offsets.length; s++) {
+            ScheduledSequence seq = seqs.get(s);
+            int len = seq.startPosition() + seq.tokens().length;
+            int[] o = new int[len];
+            for (int j = 0; j < len; j++) o[j] = cacheSlot(seq.blockTable(), j) * kvDim;
+            offsets[s] = o;
+        }
+        return offsets;
     }
 
     private float[][] logits(List<ScheduledSequence> seqs, float[] x) {

@@ -30,7 +30,7 @@ record LoraWeights(String name, Module[][] modules, long bytes) {
                 throw new IOException(st.file() + ": module " + m.module() + " of layer " + m.layer() + " does not fit the base model");
             }
             Matrix a = TensorFiles.readMatrix(st, m.tensorA(), m.rank(), m.in());
-            Matrix bt = TensorFiles.readMatrix(st, m.tensorB(), m.out(), m.rank()).transposed();
+            Matrix bt = TensorFiles.readMatrixTransposed(st, m.tensorB(), m.out(), m.rank());
             modules[m.layer()][index] = new Module(m.rank(), m.in(), m.out(), (float) m.scale(), a, bt);
             bytes += a.bytes() + bt.bytes();
         }

@@ -25,9 +25,6 @@ sealed interface Matrix permits Matrix.F32, Matrix.Bf16 {
     /** y[yOff + i] += a * row[i] for i in [0, cols). */
     void addRowScaled(int row, float a, float[] y, int yOff);
 
-    /** The {@code [cols, rows]} transpose, in the same precision. */
-    Matrix transposed();
-
     /** Bytes of memory the values take. */
     long bytes();
 
@@ -52,8 +49,8 @@ sealed interface Matrix permits Matrix.F32, Matrix.Bf16 {
             Kernels.axpy(a, data, row * cols, y, yOff, cols);
         }
 
-        @Override
-        public Matrix transposed() {
+        /** The {@code [cols, rows]} transpose. */
+        public F32 transposed() {
             float[] t = new float[data.length];
             for (int r = 0; r < rows; r++) for (int c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
             return new F32(t, cols, rows);
@@ -65,37 +62,39 @@ sealed interface Matrix permits Matrix.F32, Matrix.Bf16 {
         }
     }
 
-    record Bf16(short[] data, int rows, int cols) implements Matrix {
+    /** BF16 values packed two to an int as {@link Kernels#packBf16} lays them out; cols is a multiple of 2 lanes. */
+    record Bf16(int[] packed, int rows, int cols) implements Matrix {
+        /** Packs BF16 values, or widens them to F32 when rows do not split into whole vector blocks. */
+        static Matrix of(short[] values, int rows, int cols) {
+            if (Kernels.packable(cols)) return new Bf16(Kernels.packBf16(values, rows, cols), rows, cols);
+            float[] f = new float[values.length];
+            for (int i = 0; i < f.length; i++) f[i] = Float.intBitsToFloat(values[i] << 16);
+            return new F32(f, rows, cols);
+        }
+
         @Override
         public void matmulRows(float[] x, int tokens, int rowFrom, int rowTo, float[] y, int yStride) {
-            Kernels.matmulRowsBf16(x, tokens, cols, data, rowFrom, rowTo, y, yStride);
+            Kernels.matmulRowsPacked(x, tokens, cols, packed, rowFrom, rowTo, y, yStride);
         }
 
         @Override
         public void copyRow(int row, float[] out, int off) {
-            for (int i = 0; i < cols; i++) out[off + i] = Float.intBitsToFloat(data[row * cols + i] << 16);
+            for (int i = 0; i < cols; i++) out[off + i] = Float.intBitsToFloat(Kernels.unpackBf16(packed, cols, row, i) << 16);
         }
 
         @Override
         public float dotRow(int row, float[] x, int xOff) {
-            return Kernels.dotBf16(x, xOff, data, row * cols, cols);
+            return Kernels.dotPacked(x, xOff, packed, row * cols / 2, cols);
         }
 
         @Override
         public void addRowScaled(int row, float a, float[] y, int yOff) {
-            Kernels.axpyBf16(a, data, row * cols, y, yOff, cols);
-        }
-
-        @Override
-        public Matrix transposed() {
-            short[] t = new short[data.length];
-            for (int r = 0; r < rows; r++) for (int c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
-            return new Bf16(t, cols, rows);
+            Kernels.axpyPacked(a, packed, row * cols / 2, y, yOff, cols);
         }
 
         @Override
         public long bytes() {
-            return 2L * data.length;
+            return 4L * packed.length;
         }
     }
 }

@@ -49,8 +49,7 @@ public final class TensorFiles {
                 if (!Files.isRegularFile(file)) throw new IOException(index + ": names shard " + shard + ", which does not exist");
                 shards.put(shard, Safetensors.readHeader(file));
             }
-            for (var it = map.fields(); it.hasNext(); ) {
-                var e = it.next();
+            for (var e : map.properties()) {
                 Safetensors st = shards.get(e.getValue().asText());
                 if (!st.tensors().containsKey(e.getKey())) {
                     throw new IOException(st.file() + ": lacks tensor '" + e.getKey() + "' that " + index + " places there");
@@ -110,7 +109,17 @@ public final class TensorFiles {
         ByteBuffer bytes = map(st, name, rows, cols);
         short[] out = new short[rows * cols];
         bytes.asShortBuffer().get(out);
-        return new Matrix.Bf16(out, rows, cols);
+        return Matrix.Bf16.of(out, rows, cols);
+    }
+
+    /** Reads a {@code [rows, cols]} matrix and returns its {@code [cols, rows]} transpose, BF16 kept as BF16. */
+    static Matrix readMatrixTransposed(Safetensors st, String name, int rows, int cols) throws IOException {
+        Safetensors.TensorInfo info = st.tensors().get(name);
+        if (info == null || !info.dtype().equals("BF16")) return new Matrix.F32(read(st, name, rows, cols), rows, cols).transposed();
+        var values = map(st, name, rows, cols).asShortBuffer();
+        short[] t = new short[rows * cols];
+        for (int r = 0; r < rows; r++) for (int c = 0; c < cols; c++) t[c * rows + r] = values.get(r * cols + c);
+        return Matrix.Bf16.of(t, cols, rows);
     }
 
     private static ByteBuffer map(Safetensors st, String name, long... shape) throws IOException {

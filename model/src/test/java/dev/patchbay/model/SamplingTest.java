@@ -53,6 +53,51 @@ class SamplingTest {
         }
     }
 
+    /** Top-k then top-p over the whole vocabulary sorted, as the definition reads. */
+    static int referenceSample(float[] logits, SamplingParams p, Random rng) {
+        int n = logits.length;
+        float max = logits[Sampler.argmax(logits)];
+        float[] prob = new float[n];
+        double sum = 0;
+        for (int i = 0; i < n; i++) sum += prob[i] = (float) Math.exp((logits[i] - max) * (1.0 / p.temperature()));
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) order[i] = i;
+        java.util.Arrays.sort(order, (a, b) -> prob[a] != prob[b] ? Float.compare(prob[b], prob[a]) : Integer.compare(b, a));
+        int keep = p.topK() > 0 ? Math.min(p.topK(), n) : n;
+        double kept = 0;
+        for (int j = 0; j < keep; j++) kept += prob[order[j]];
+        if (p.topK() <= 0) kept = sum;
+        double mass = 0;
+        int j = 0;
+        while (j < keep) {
+            mass += prob[order[j++]] / kept;
+            if (mass >= p.topP()) break;
+        }
+        keep = j;
+        double total = 0;
+        for (int i = 0; i < keep; i++) total += prob[order[i]];
+        double r = rng.nextDouble() * total;
+        for (int i = 0; i < keep; i++) {
+            r -= prob[order[i]];
+            if (r <= 0) return order[i];
+        }
+        return order[keep - 1];
+    }
+
+    @Test
+    void filteringACandidateSetEqualsSortingTheWholeVocabulary() {
+        List<SamplingParams> cases = List.of(params(0.8, 0.9, -1), params(1, 0.5, 50), params(1.2, 1, 5), params(2, 0.95, 1000));
+        for (int v = 0; v < 20; v++) {
+            float[] logits = randomLogits(3000, 100 + v);
+            for (SamplingParams p : cases) {
+                Random a = new Random(v), b = new Random(v);
+                for (int draw = 0; draw < 5; draw++) {
+                    assertThat(Sampler.sample(logits, p, a)).isEqualTo(referenceSample(logits, p, b));
+                }
+            }
+        }
+    }
+
     @Test
     void sameSeedSameTokensThroughTheExecutor() throws Exception {
         ModelGenerator.writeModel(dir, ModelGenerator.Spec.tiny());
