@@ -192,9 +192,9 @@ public final class BpeTokenizer implements Tokenizer {
     }
 
     @Override
-    public int[] encode(String text) {
+    public int[] encode(String text, boolean addSpecialTokens) {
         List<Integer> ids = new ArrayList<>();
-        if (addBos && (bosToken == null || !text.startsWith(bosToken))) ids.add(bosId);
+        if (addSpecialTokens && addBos && (bosToken == null || !text.startsWith(bosToken))) ids.add(bosId);
         int pos = 0;
         if (addedTokenPattern != null) {
             Matcher m = addedTokenPattern.matcher(text);

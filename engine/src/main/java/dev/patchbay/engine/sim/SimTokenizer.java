@@ -46,7 +46,7 @@ public final class SimTokenizer implements Tokenizer {
     }
 
     @Override
-    public int[] encode(String text) {
+    public int[] encode(String text, boolean addSpecialTokens) {
         Matcher m = PIECE.matcher(text);
         int[] out = new int[Math.max(4, text.length())];
         int n = 0;

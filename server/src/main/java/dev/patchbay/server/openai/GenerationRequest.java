@@ -70,7 +70,8 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
             list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"))));
         }
         boolean addGenerationPrompt = body.path("add_generation_prompt").asBoolean(true);
-        return model.tokenizer().encode(model.renderChat(list, addGenerationPrompt));
+        // The rendered template already holds the special tokens the model expects.
+        return model.tokenizer().encode(model.renderChat(list, addGenerationPrompt), false);
     }
 
     /** Message content is a string or a list of parts, of which the text parts count. */
