@@ -17,7 +17,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The byte-level BPE tokenizer of a Hugging Face {@code tokenizer.json} (GPT-2, Llama 3, Qwen2 style): added
+ * The BPE tokenizer of a Hugging Face {@code tokenizer.json}: byte-level (GPT-2, Llama 3, Qwen2) or SentencePiece-style
+ * with byte fallback (Llama 2, Mistral; see {@link #encodeMetaspace}). Byte-level: added
  * tokens are split out first, the rest is cut by the pre-tokenizer's regex, each piece's UTF-8 bytes are
  * mapped to printable characters (GPT-2's byte-to-unicode table) and merged by rank.
  */
@@ -54,11 +55,15 @@ public final class BpeTokenizer implements Tokenizer {
     private final int bosId;
     private final String bosToken;
     private final boolean addBos;
+    /** SentencePiece-style BPE (Llama 2, Mistral): spaces become '▁', unknown characters fall back to byte tokens. */
+    private final boolean metaspace;
+    /** Where a '▁' is put before a text segment: "always" (each segment), "first" (the text's start), "never". */
+    private final String prependScheme;
     private final Map<String, int[]> cache = new ConcurrentHashMap<>();
 
     private BpeTokenizer(Map<String, Integer> vocab, Map<String, Integer> mergeRanks, byte[][] idBytes, Pattern preTokenizer,
                          Map<String, Integer> addedTokens, boolean ignoreMerges, int eosId, int bosId, String bosToken,
-                         boolean addBos) {
+                         boolean addBos, String prependScheme) {
         this.vocab = vocab;
         this.mergeRanks = mergeRanks;
         this.idBytes = idBytes;
@@ -69,6 +74,8 @@ public final class BpeTokenizer implements Tokenizer {
         this.bosId = bosId;
         this.bosToken = bosToken;
         this.addBos = addBos;
+        this.metaspace = prependScheme != null;
+        this.prependScheme = prependScheme;
         List<String> byLength = new ArrayList<>(addedTokens.keySet());
         byLength.sort(Comparator.comparingInt(String::length).reversed());
         this.addedTokenPattern = byLength.isEmpty() ? null
@@ -91,7 +98,9 @@ public final class BpeTokenizer implements Tokenizer {
         String type = model.path("type").asText("BPE");
         if (!type.equals("BPE")) throw new IOException(tokenizerJson + ": tokenizer model type " + type + " is not supported (only BPE)");
         if (!model.path("vocab").isObject()) throw new IOException(tokenizerJson + ": model.vocab is missing");
-        Pattern pattern = preTokenizerPattern(root.path("pre_tokenizer"), tokenizerJson);
+        String prependScheme = metaspacePrependScheme(root);
+        boolean metaspace = prependScheme != null;
+        Pattern pattern = metaspace ? null : preTokenizerPattern(root.path("pre_tokenizer"), tokenizerJson);
 
         Map<String, Integer> vocab = new HashMap<>();
         int maxId = -1;
@@ -124,7 +133,9 @@ public final class BpeTokenizer implements Tokenizer {
             maxId = Math.max(maxId, id);
         }
         byte[][] idBytes = new byte[maxId + 1][];
-        for (var e : vocab.entrySet()) idBytes[e.getValue()] = unicodeToBytes(e.getKey());
+        for (var e : vocab.entrySet()) {
+            idBytes[e.getValue()] = metaspace ? metaspaceBytes(e.getKey()) : unicodeToBytes(e.getKey());
+        }
         for (var e : added.entrySet()) {
             idBytes[e.getValue()] = special.get(e.getValue()) ? new byte[0] : e.getKey().getBytes(StandardCharsets.UTF_8);
         }
@@ -135,7 +146,40 @@ public final class BpeTokenizer implements Tokenizer {
         boolean bosFromPostProcessor = bosToken != null && root.path("post_processor").toString().contains(bosToken);
         boolean prependBos = bos >= 0 && (addBos != null ? addBos : bosFromPostProcessor);
         return new BpeTokenizer(vocab, merges, idBytes, pattern, added, model.path("ignore_merges").asBoolean(false),
-                eos, bos, bosToken, prependBos);
+                eos, bos, bosToken, prependBos, prependScheme);
+    }
+
+    /**
+     * The prepend scheme of a SentencePiece-style file, or null for byte-level BPE: a Metaspace pre-tokenizer
+     * (its prepend_scheme, or add_prefix_space), or a normalizer that prepends '\u2581' and turns spaces into it
+     * (newer Llama 2 / Mistral files, applied to each segment).
+     */
+    private static String metaspacePrependScheme(JsonNode root) {
+        JsonNode pre = root.path("pre_tokenizer");
+        List<JsonNode> steps = new ArrayList<>();
+        steps.add(pre);
+        pre.path("pretokenizers").forEach(steps::add);
+        for (JsonNode p : steps) {
+            if (p.path("type").asText("").equals("Metaspace")) {
+                if (p.hasNonNull("prepend_scheme")) return p.get("prepend_scheme").asText();
+                return p.path("add_prefix_space").asBoolean(true) ? "always" : "never";
+            }
+        }
+        String normalizer = root.path("normalizer").toString();
+        if (normalizer.indexOf('\u2581') < 0) return null;
+        return normalizer.contains("\"Prepend\"") ? "always" : "never";
+    }
+
+    /** A SentencePiece token's bytes: {@code <0xAB>} is one raw byte, '▁' stands for a space. */
+    private static byte[] metaspaceBytes(String token) {
+        if (token.length() == 6 && token.startsWith("<0x") && token.endsWith(">")) {
+            try {
+                return new byte[] {(byte) Integer.parseInt(token.substring(3, 5), 16)};
+            } catch (NumberFormatException e) {
+                // not a byte token after all
+            }
+        }
+        return token.replace('\u2581', ' ').getBytes(StandardCharsets.UTF_8);
     }
 
     private static int tokenId(String token, Map<String, Integer> vocab, Map<String, Integer> added) {
@@ -199,17 +243,21 @@ public final class BpeTokenizer implements Tokenizer {
         if (addedTokenPattern != null) {
             Matcher m = addedTokenPattern.matcher(text);
             while (m.find()) {
-                encodeOrdinary(text.substring(pos, m.start()), ids);
+                encodeOrdinary(text.substring(pos, m.start()), ids, pos == 0);
                 ids.add(addedTokens.get(m.group()));
                 pos = m.end();
             }
         }
-        encodeOrdinary(text.substring(pos), ids);
+        encodeOrdinary(text.substring(pos), ids, pos == 0);
         return ids.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private void encodeOrdinary(String text, List<Integer> out) {
+    private void encodeOrdinary(String text, List<Integer> out, boolean atStart) {
         if (text.isEmpty()) return;
+        if (metaspace) {
+            encodeMetaspace(text, out, atStart);
+            return;
+        }
         Matcher m = preTokenizer.matcher(text);
         while (m.find()) {
             String piece = bytesToUnicode(m.group().getBytes(StandardCharsets.UTF_8));
@@ -223,12 +271,30 @@ public final class BpeTokenizer implements Tokenizer {
         }
     }
 
+    /**
+     * SentencePiece's way: spaces become '▁', the text's start gets one (prepend scheme "first"), and the text is
+     * cut before each '▁' so merges stay within words.
+     */
+    private void encodeMetaspace(String text, List<Integer> out, boolean atStart) {
+        boolean prepend = prependScheme.equals("always") || (prependScheme.equals("first") && atStart);
+        String normalized = (prepend ? "\u2581" : "") + text.replace(' ', '\u2581');
+        int start = 0;
+        for (int i = 1; i <= normalized.length(); i++) {
+            if (i == normalized.length() || normalized.charAt(i) == '\u2581') {
+                String piece = normalized.substring(start, i);
+                int[] ids = cache.computeIfAbsent(piece, this::bpe);
+                for (int id : ids) out.add(id);
+                start = i;
+            }
+        }
+    }
+
     /** Merges a piece's symbols, lowest merge rank first, all occurrences of the chosen pair at once. */
     private int[] bpe(String piece) {
         Integer whole = vocab.get(piece);
         if (whole != null && (ignoreMerges || piece.length() == 1)) return new int[] {whole};
         List<String> symbols = new ArrayList<>(piece.length());
-        for (int i = 0; i < piece.length(); i++) symbols.add(String.valueOf(piece.charAt(i)));
+        piece.codePoints().forEach(cp -> symbols.add(new String(Character.toChars(cp))));
         while (symbols.size() > 1) {
             int bestRank = Integer.MAX_VALUE;
             String bestLeft = null, bestRight = null;
@@ -250,13 +316,19 @@ public final class BpeTokenizer implements Tokenizer {
                     merged.add(symbols.get(i));
                 }
             }
-            symbols = merged;
+            symbols.clear();
+            symbols.addAll(merged);
         }
         List<Integer> ids = new ArrayList<>(symbols.size());
         for (String s : symbols) {
             Integer id = vocab.get(s);
             if (id != null) {
                 ids.add(id);
+            } else if (metaspace) {
+                for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+                    Integer fallback = vocab.get(String.format("<0x%02X>", b & 0xff));
+                    if (fallback != null) ids.add(fallback);
+                }
             } else {
                 for (int i = 0; i < s.length(); i++) {
                     Integer c = vocab.get(String.valueOf(s.charAt(i)));

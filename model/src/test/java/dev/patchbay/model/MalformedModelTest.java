@@ -105,7 +105,7 @@ class MalformedModelTest {
         Files.writeString(model.resolve("tokenizer.json"), "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
         assertThatThrownBy(this::load).hasMessageContaining("tokenizer.json").hasMessageContaining("Unigram is not supported");
         Files.writeString(model.resolve("tokenizer.json"),
-                "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"pre_tokenizer\": {\"type\": \"Metaspace\"}}");
-        assertThatThrownBy(this::load).hasMessageContaining("tokenizer.json").hasMessageContaining("Metaspace is not supported");
+                "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}");
+        assertThatThrownBy(this::load).hasMessageContaining("tokenizer.json").hasMessageContaining("BertPreTokenizer is not supported");
     }
 }
