@@ -108,6 +108,22 @@ class ServerGuardsTest {
     }
 
     @Test
+    void anAdapterWhoseWeightsVanishedFailsWith500AndTheServerKeepsServing() throws Exception {
+        try (ServerHarness h = new ServerHarness(dir, List.of("gone", "keep"), "--enable-lora", "--max-loras", "1",
+                "--max-cpu-loras", "1")) {
+            // Host memory holds one adapter: "gone" was evicted by "keep" at start-up and must come from storage.
+            java.nio.file.Files.delete(dir.resolve("gone").resolve("adapter_model.safetensors"));
+            HttpResponse<String> r = h.post("/v1/completions", "{\"model\":\"gone\",\"prompt\":\"hi\",\"max_tokens\":2}");
+            assertThat(r.statusCode()).isEqualTo(500);
+            assertThat(ServerHarness.json(r).get("error").get("message").asText())
+                    .contains("Adapter 'gone' failed to load").contains("missing or truncated");
+            assertThat(h.post("/v1/completions", "{\"model\":\"keep\",\"prompt\":\"hi\",\"max_tokens\":2}").statusCode())
+                    .isEqualTo(200);
+            assertThat(h.server.engine().snapshot().counters().finished().error()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void badFlagsGiveOneClearLine() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServeCommand.parse("--sim-text", "poetry"))
                 .hasMessage("--sim-text must be random or echo, got poetry");

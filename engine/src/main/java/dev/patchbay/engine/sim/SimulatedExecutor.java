@@ -6,6 +6,9 @@ import dev.patchbay.engine.exec.Executor;
 import dev.patchbay.engine.exec.LoadedAdapter;
 import dev.patchbay.engine.exec.ScheduledSequence;
 import dev.patchbay.engine.exec.StepResult;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * An executor without weights: it reports how long each step and load would take under a {@link LatencyModel}
@@ -34,8 +37,13 @@ public final class SimulatedExecutor implements Executor {
         return latency;
     }
 
+    /** Models the load's time, but the weights file must really be there: a deleted adapter fails as it would. */
     @Override
-    public LoadedAdapter loadAdapter(AdapterSpec spec) {
+    public LoadedAdapter loadAdapter(AdapterSpec spec) throws IOException {
+        Path file = spec.tensors().file();
+        if (!Files.isReadable(file) || Files.size(file) < spec.tensors().dataStart() + spec.weightBytes()) {
+            throw new IOException(file + ": adapter weights are missing or truncated");
+        }
         return new LoadedAdapter(spec, null, spec.weightBytes());
     }
 
