@@ -26,15 +26,15 @@ public final class Charts {
 
     public static void loadsFromStorage(Path file, String workload, List<RunResult> results) throws IOException {
         XYChart chart = chart("Adapter loads from storage against request rate (" + workload + ")",
-                "loads from storage (all replicas)", results, r -> r.loadsFromStorage(), false);
+                "loads from storage, all replicas (log scale)", results, r -> r.loadsFromStorage(), true);
         BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
     private static XYChart chart(String title, String yTitle, List<RunResult> results, ToDoubleFunction<RunResult> y,
                                  boolean logY) {
-        XYChart chart = new XYChartBuilder().width(900).height(560).title(title).xAxisTitle("request rate (req/s)")
+        XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle("request rate (req/s)")
                 .yAxisTitle(yTitle).build();
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
         chart.getStyler().setYAxisLogarithmic(logY);
         Map<String, List<RunResult>> byPolicy = new LinkedHashMap<>();

@@ -10,7 +10,7 @@ import dev.patchbay.engine.clock.VirtualClock;
 import dev.patchbay.engine.sched.EngineCore;
 import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
-import dev.patchbay.engine.stats.Counters;
+import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
@@ -24,7 +24,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.function.DoubleConsumer;
 
@@ -67,13 +69,13 @@ public final class FleetSimulator implements AutoCloseable {
         RequestLedger ledger = new RequestLedger(trace, clock);
         Run run = new Run(replicas, picker, view, trace, ledger, clock);
         run.loop(progress);
-        return summarize(policy, rate, trace, ledger, replicas, run.lastEndNanos, (System.nanoTime() - wallStart) / 1e9);
+        return RunSummary.of(settings, policy, rate, ledger, replicas, run.sentTo, run.lastEndNanos,
+                (System.nanoTime() - wallStart) / 1e9);
     }
 
     private List<Replica> startReplicas(VirtualClock clock, long seed) {
         Workload w = settings.workload();
         List<Replica> replicas = new ArrayList<>(w.replicas());
-        Path lora = adapterDir.resolve("lora");
         for (int i = 0; i < w.replicas(); i++) {
             EngineConfig config = EngineConfig.builder("sim").enableLora(true).maxLoras(w.maxLoras())
                     .maxCpuLoras(w.maxCpuLoras()).maxLoraRank(16).maxNumSeqs(settings.maxNumSeqs())
@@ -82,14 +84,7 @@ public final class FleetSimulator implements AutoCloseable {
                     SimulatedExecutor.TextMode.RANDOM, 0.0);
             // On a virtual clock the engine loads adapters inline, so it needs no loader pool and no wakeup.
             EngineCore core = new EngineCore(config, model, clock, null, () -> {});
-            for (String name : w.adapters()) {
-                try {
-                    core.loadAdapter(name, lora, false, false);
-                } catch (AdapterException e) {
-                    throw new IllegalStateException("cannot register adapter " + name + ": " + e.getMessage(), e);
-                }
-            }
-            replicas.add(new Replica(i, core));
+            replicas.add(new Replica(i, core, w.adapters().size()));
         }
         return replicas;
     }
@@ -102,10 +97,12 @@ public final class FleetSimulator implements AutoCloseable {
         private final Trace trace;
         private final RequestLedger ledger;
         private final VirtualClock clock;
-        private final java.util.Map<dev.patchbay.router.pick.Endpoint, Replica> byEndpoint = new java.util.HashMap<>();
+        private final Map<Endpoint, Replica> byEndpoint = new HashMap<>();
         private final int[][] prompts = new int[settings.maxModelLen()][];
-        private List<EndpointState> view0 = List.of();
+        /** Every replica as of the last scrape: all the router knows. */
+        private List<EndpointState> routerView = List.of();
         private long lastEndNanos;
+        private final int[] sentTo;
 
         Run(List<Replica> replicas, EndpointPicker picker, SnapshotScrape.View view, Trace trace,
             RequestLedger ledger, VirtualClock clock) {
@@ -116,6 +113,7 @@ public final class FleetSimulator implements AutoCloseable {
             this.ledger = ledger;
             this.clock = clock;
             for (Replica r : replicas) byEndpoint.put(r.endpoint, r);
+            sentTo = new int[replicas.size()];
         }
 
         void loop(DoubleConsumer progress) {
@@ -185,17 +183,19 @@ public final class FleetSimulator implements AutoCloseable {
         private void scrape() {
             List<EndpointState> states = new ArrayList<>(replicas.size());
             for (Replica r : replicas) states.add(r.scrape(view));
-            view0 = states;
+            routerView = states;
         }
 
         private void route(int i) {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
-            PickResult pick = picker.pick(PickRequest.adapter(adapter), view0);
+            PickResult pick = picker.pick(PickRequest.adapter(adapter), routerView);
             if (pick.outcome() != PickResult.Outcome.PICKED) {
                 ledger.refused(i);
                 return;
             }
             Replica r = byEndpoint.get(pick.best().endpoint());
+            sentTo[r.index]++;
+            register(r, trace.adapter()[i], adapter);
             EngineRequest req = new EngineRequest(prompt(trace.promptTokens()[i]), adapter,
                     SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(), ledger.sent(i));
             try {
@@ -204,6 +204,21 @@ public final class FleetSimulator implements AutoCloseable {
             } catch (RequestRejectedException e) {
                 ledger.refused(i);
             }
+        }
+
+        /**
+         * Registers an adapter on a replica the first time a request for it goes there. Registered adapters start
+         * on storage (not loaded), so this is the same as registering all of them up front, without reading
+         * 1,000 adapter headers on each of 10 replicas for every run.
+         */
+        private void register(Replica r, int index, String name) {
+            if (r.registered[index]) return;
+            try {
+                r.core.loadAdapter(name, adapterDir.resolve("lora"), false, false);
+            } catch (AdapterException e) {
+                throw new IllegalStateException("cannot register adapter " + name + ": " + e.getMessage(), e);
+            }
+            r.registered[index] = true;
         }
 
         /** Prompt contents do not matter to the simulated executor; the engine copies them, so share by length. */
@@ -216,45 +231,6 @@ public final class FleetSimulator implements AutoCloseable {
             }
             return p;
         }
-    }
-
-    private RunResult summarize(String policy, double rate, Trace trace, RequestLedger ledger, List<Replica> replicas,
-                                long lastEndNanos, double wallSeconds) {
-        int n = ledger.size();
-        double[] ttft = new double[n], e2e = new double[n];
-        int ttftCount = 0, e2eCount = 0, completed = 0, failed = 0, unfinished = 0;
-        long tokens = 0;
-        long end = Math.max(lastEndNanos, settings.durationNanos());
-        for (int i = 0; i < n; i++) {
-            tokens += ledger.outputTokens(i);
-            switch (ledger.fate(i)) {
-                case COMPLETED -> {
-                    completed++;
-                    e2e[e2eCount++] = (ledger.finishNanos(i) - ledger.arrivalNanos(i)) / 1e9;
-                }
-                case REFUSED, FAILED -> failed++;
-                case IN_FLIGHT, NOT_SENT -> unfinished++;
-            }
-            if (ledger.firstTokenNanos(i) >= 0) {
-                ttft[ttftCount++] = (ledger.firstTokenNanos(i) - ledger.arrivalNanos(i)) / 1e9;
-            } else if (ledger.fate(i) == RequestLedger.Fate.IN_FLIGHT || ledger.fate(i) == RequestLedger.Fate.NOT_SENT) {
-                ttft[ttftCount++] = Math.max(0, end - ledger.arrivalNanos(i)) / 1e9;
-            }
-        }
-        long fromStorage = 0, intoSlots = 0, evictions = 0, lookups = 0, hits = 0;
-        for (Replica r : replicas) {
-            Counters c = r.core.snapshot().counters();
-            fromStorage += c.loraLoadsFromDisk();
-            intoSlots += c.loraLoadsFromCpu();
-            evictions += c.loraEvictionsGpu();
-            lookups += c.loraLookupsGpu();
-            hits += c.loraHitsGpu();
-        }
-        Percentiles t = new Percentiles(ttft, ttftCount);
-        Percentiles e = new Percentiles(e2e, e2eCount);
-        return new RunResult(settings.workload().name(), policy, rate, n, completed, failed, unfinished,
-                t.at(50), t.at(90), t.at(99), e.at(99), tokens / (end / 1e9), fromStorage, intoSlots, evictions,
-                lookups == 0 ? Double.NaN : (double) hits / lookups, end / 1e9, wallSeconds);
     }
 
     @Override

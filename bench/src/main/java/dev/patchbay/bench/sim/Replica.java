@@ -17,10 +17,13 @@ final class Replica {
     boolean wantsStep = true;
     /** While idle: when a load it waits for becomes ready (Long.MAX_VALUE if none). */
     long wakeAtNanos = Long.MAX_VALUE;
+    /** Adapters registered on this engine, by workload index; see {@link FleetSimulator}. */
+    final boolean[] registered;
     private long scrapedSequence = -1;
     private EndpointState scraped;
 
-    Replica(int index, EngineCore core) {
+    Replica(int index, EngineCore core, int adapters) {
+        this.registered = new boolean[adapters];
         this.index = index;
         // A name only: the simulator never opens a connection.
         this.endpoint = new Endpoint(String.format("replica-%03d", index), 8000);

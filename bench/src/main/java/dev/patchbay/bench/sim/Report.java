@@ -17,13 +17,13 @@ public final class Report {
         StringBuilder sb = new StringBuilder();
         sb.append("| workload | policy | rate (req/s) | TTFT p50 (s) | TTFT p90 (s) | TTFT p99 (s) | e2e p99 (s) "
                 + "| output tok/s | completed | failed / unfinished | loads from storage | loads into slots "
-                + "| slot evictions | adapter already in slot |\n");
+                + "| evictions slot / host | adapter already in slot |\n");
         sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (RunResult r : results) {
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %.0f | %d | %d / %d | %d | %d | %d | %s |%n",
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %.0f | %d | %d / %d | %d | %d | %d / %d | %s |%n",
                     r.workload(), r.policy(), number(r.rate()), seconds(r.ttftP50()), seconds(r.ttftP90()),
                     seconds(r.ttftP99()), seconds(r.e2eP99()), r.outputTokensPerSecond(), r.completed(), r.failed(),
-                    r.unfinished(), r.loadsFromStorage(), r.loadsIntoSlots(), r.slotEvictions(),
+                    r.unfinished(), r.loadsFromStorage(), r.loadsIntoSlots(), r.slotEvictions(), r.hostEvictions(),
                     Double.isNaN(r.slotHitShare()) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * r.slotHitShare())));
         }
         return sb.toString();

@@ -8,16 +8,30 @@ package dev.patchbay.bench.sim;
  * @param failed            refused by a server, aborted or errored
  * @param unfinished        still queued or running when the run stopped (counted in TTFT with the time
  *                          they had waited, a lower bound)
- * @param outputTokensPerSecond tokens generated over the whole fleet per virtual second
+ * @param outputTokens      tokens generated over the whole fleet
+ * @param outputTokensPerSecond those tokens per virtual second
  * @param loadsFromStorage  adapter loads from storage into host memory, all replicas
  * @param loadsIntoSlots    adapter moves from host memory into a batch slot, all replicas
- * @param slotEvictions     adapters evicted from a batch slot, all replicas
+ * @param slotEvictions     adapters evicted from a batch slot to make room for another, all replicas
+ * @param hostEvictions     adapters evicted from host memory (and with it from its slot, if it had one)
  * @param slotHitShare      share of scheduled requests whose adapter was already in a slot
  * @param virtualSeconds    simulated time until the last request ended
  * @param wallSeconds       real time the run took
+ * @param requestsPerReplica requests the router sent to each replica
  */
 public record RunResult(String workload, String policy, double rate, int requests, int completed, int failed,
                         int unfinished, double ttftP50, double ttftP90, double ttftP99, double e2eP99,
-                        double outputTokensPerSecond, long loadsFromStorage, long loadsIntoSlots, long slotEvictions,
-                        double slotHitShare, double virtualSeconds, double wallSeconds) {
+                        long outputTokens, double outputTokensPerSecond, long loadsFromStorage, long loadsIntoSlots,
+                        long slotEvictions, long hostEvictions, double slotHitShare, double virtualSeconds,
+                        double wallSeconds, java.util.List<Integer> requestsPerReplica) {
+    public RunResult {
+        requestsPerReplica = java.util.List.copyOf(requestsPerReplica);
+    }
+
+    /** The same result without the wall time, for comparing two runs. */
+    public RunResult withoutWallTime() {
+        return new RunResult(workload, policy, rate, requests, completed, failed, unfinished, ttftP50, ttftP90, ttftP99,
+                e2eP99, outputTokens, outputTokensPerSecond, loadsFromStorage, loadsIntoSlots, slotEvictions,
+                hostEvictions, slotHitShare, virtualSeconds, 0, requestsPerReplica);
+    }
 }

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
@@ -76,31 +77,34 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--out", defaultValue = "fleet-simulator-out", description = "directory for JSON and PNG files")
     Path out;
 
+    /** Runs the simulator without the launcher: {@code java -cp ... dev.patchbay.bench.sim.SimulateCommand ...}. */
+    public static void main(String[] args) {
+        System.setProperty("java.awt.headless", "true");
+        System.exit(new picocli.CommandLine(new SimulateCommand()).execute(args));
+    }
+
     @Override
     public Integer call() throws Exception {
-        for (String p : policies) {
-            if (!Profiles.NAMES.contains(p)) throw new IllegalArgumentException("unknown policy '" + p + "'");
+        Sweep sweep;
+        try {
+            sweep = sweep();
+        } catch (IllegalArgumentException e) {
+            if (spec == null) throw e;
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        Workload w = Workload.named(workload, adapters, zipfS).withSizing(maxLoras, maxCpuLoras, replicas);
-        LatencyModel latency = LatencyModel.ofMillis(stepOverheadMs, prefillTokenMs, decodeSeqMs, adapterMs,
-                loadFromStorageMs, loadIntoSlotMs);
-        SimSettings settings = new SimSettings(w, latency, maxNumSeqs, kvBlocks, maxModelLen,
-                Durations.parseNanos(scrapeInterval), Durations.parseNanos(duration), Durations.parseNanos(drain));
-        Arrivals arrivalProcess = switch (arrivals) {
-            case "poisson" -> Arrivals.POISSON;
-            case "gamma" -> new Arrivals(cv);
-            default -> throw new IllegalArgumentException("--arrivals must be poisson or gamma");
-        };
-        Sweep sweep = new Sweep(settings, policies, rates, arrivalProcess,
-                new Trace.Lengths(promptMean, outputMean, lengthSigma), patchbaySettings(), stopAbove, seed);
+        SimSettings settings = sweep.settings();
+        Workload w = settings.workload();
+        Arrivals arrivalProcess = sweep.arrivals();
         PrintStream err = System.err;
         err.printf("fleet: %s, %d adapters, %d replicas, max_loras %d, max_cpu_loras %d, %s arrivals, %s per rate%n",
                 w.name(), w.adapters().size(), w.replicas(), w.maxLoras(), w.maxCpuLoras(), arrivalProcess.label(), duration);
         List<RunResult> results = sweep.run(err);
 
-        PrintStream stdout = spec == null ? System.out : new PrintStream(System.out, true);
-        stdout.print(Report.markdown(results));
+        System.out.print(Report.markdown(results));
+        System.out.flush();
         Files.createDirectories(out);
+        // Charts are drawn off-screen; this also works when the launcher did not set it.
+        System.setProperty("java.awt.headless", "true");
         String prefix = "fleet-simulator-" + w.name();
         Path json = out.resolve(prefix + ".json");
         Report.writeJson(json, commandLine(), settingsMap(settings, arrivalProcess), results);
@@ -110,6 +114,30 @@ public final class SimulateCommand implements Callable<Integer> {
         Charts.loadsFromStorage(loads, w.name(), results);
         err.println("wrote " + json + ", " + ttft + ", " + loads);
         return 0;
+    }
+
+    /** The sweep the options describe; IllegalArgumentException for options that make no sense. */
+    private Sweep sweep() {
+        for (String p : policies) {
+            if (!Profiles.NAMES.contains(p)) {
+                throw new IllegalArgumentException("unknown policy '" + p + "'; known: " + String.join(", ", Profiles.NAMES));
+            }
+        }
+        Workload w = Workload.named(workload, adapters, zipfS).withSizing(maxLoras, maxCpuLoras, replicas);
+        LatencyModel latency = LatencyModel.ofMillis(stepOverheadMs, prefillTokenMs, decodeSeqMs, adapterMs,
+                loadFromStorageMs, loadIntoSlotMs);
+        SimSettings settings = new SimSettings(w, latency, maxNumSeqs, kvBlocks, maxModelLen,
+                Durations.parseNanos(scrapeInterval), Durations.parseNanos(duration), Durations.parseNanos(drain));
+        Arrivals arrivalProcess = switch (arrivals) {
+            case "poisson" -> Arrivals.POISSON;
+            case "gamma" -> new Arrivals(cv);
+            default -> throw new IllegalArgumentException("--arrivals must be poisson or gamma, got '" + arrivals + "'");
+        };
+        for (double rate : rates) {
+            if (!(rate > 0)) throw new IllegalArgumentException("rates must be > 0, got " + rate);
+        }
+        return new Sweep(settings, policies, rates, arrivalProcess,
+                new Trace.Lengths(promptMean, outputMean, lengthSigma), patchbaySettings(), stopAbove, seed);
     }
 
     private ProfileSettings patchbaySettings() {
@@ -135,7 +163,7 @@ public final class SimulateCommand implements Callable<Integer> {
         m.put("replicas", s.workload().replicas());
         m.put("maxLoras", s.workload().maxLoras());
         m.put("maxCpuLoras", s.workload().maxCpuLoras());
-        m.put("zipfS", zipfS);
+        if (s.workload().name().equals(Workload.ZIPF)) m.put("zipfS", zipfS);
         m.put("arrivals", a.label());
         m.put("durationSeconds", s.durationNanos() / 1e9);
         m.put("drainSeconds", s.drainNanos() / 1e9);
@@ -149,6 +177,7 @@ public final class SimulateCommand implements Callable<Integer> {
         m.put("kvBlocks", s.numKvBlocks());
         m.put("scrapeSeconds", s.scrapeNanos() / 1e9);
         m.put("patchbaySettings", patchbaySettings());
+        m.put("stopAboveSeconds", stopAbove);
         return m;
     }
 }

@@ -28,7 +28,9 @@ public record Workload(String name, List<String> adapters, double[] cumulative, 
         if (adapters.isEmpty() || adapters.size() != cumulative.length) {
             throw new IllegalArgumentException("one popularity per adapter, at least one adapter");
         }
+        if (maxLoras < 1) throw new IllegalArgumentException("max_loras must be >= 1, got " + maxLoras);
         if (maxCpuLoras < maxLoras) throw new IllegalArgumentException("max_cpu_loras must be >= max_loras");
+        if (replicas < 1) throw new IllegalArgumentException("replicas must be >= 1, got " + replicas);
     }
 
     /** The Gateway API Inference Extension's multi-LoRA regression workload: 12% x 5, 6% x 5, 2% x 5. */
@@ -40,12 +42,14 @@ public record Workload(String name, List<String> adapters, double[] cumulative, 
 
     /** Adapter k (from 1) has popularity proportional to 1 / k^s. */
     public static Workload zipf(int count, double s) {
+        if (count < 1) throw new IllegalArgumentException("adapters must be >= 1, got " + count);
         double[] shares = new double[count];
         for (int k = 0; k < count; k++) shares[k] = 1.0 / Math.pow(k + 1, s);
         return of(ZIPF, shares, 4, 32, 10);
     }
 
     public static Workload uniform(int count) {
+        if (count < 1) throw new IllegalArgumentException("adapters must be >= 1, got " + count);
         double[] shares = new double[count];
         Arrays.fill(shares, 1.0);
         return of(UNIFORM, shares, 4, 32, 10);

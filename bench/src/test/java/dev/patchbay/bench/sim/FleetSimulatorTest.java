@@ -1,0 +1,88 @@
+package dev.patchbay.bench.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.patchbay.router.pick.ProfileSettings;
+import dev.patchbay.router.pick.Profiles;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** Small fleets over short virtual runs: determinism, conservation, round-robin balance. */
+class FleetSimulatorTest {
+    private static final long SECOND = 1_000_000_000L;
+
+    /** The gie-multilora popularity on 3 replicas; 20 s of arrivals at 15 req/s. */
+    private static SimSettings small() {
+        return SimSettings.defaults(Workload.gieMultilora().withSizing(null, null, 3), 20 * SECOND);
+    }
+
+    private static Trace trace(SimSettings s, double rate, long seed) {
+        return Trace.generate(s.workload(), rate, s.durationNanos(), Arrivals.POISSON, Trace.Lengths.SHAREGPT_LIKE,
+                s.maxModelLen(), seed);
+    }
+
+    private static RunResult run(SimSettings s, String policy, Trace trace, long seed) {
+        try (FleetSimulator sim = new FleetSimulator(s)) {
+            return sim.run(policy, ProfileSettings.DEFAULT, trace, 15, seed, f -> {});
+        }
+    }
+
+    @Test
+    void sameSeedGivesTheSameNumbers() {
+        SimSettings s = small();
+        RunResult first = run(s, Profiles.PATCHBAY, trace(s, 15, 3), 3);
+        RunResult second = run(s, Profiles.PATCHBAY, trace(s, 15, 3), 3);
+        assertThat(second.withoutWallTime()).isEqualTo(first.withoutWallTime());
+
+        RunResult otherSeed = run(s, Profiles.PATCHBAY, trace(s, 15, 4), 4);
+        assertThat(otherSeed.withoutWallTime()).isNotEqualTo(first.withoutWallTime());
+    }
+
+    @Test
+    void everyRequestFinishesWithAllItsTokensUnderEveryPolicy() {
+        SimSettings s = small();
+        Trace trace = trace(s, 15, 5);
+        long expectedTokens = Arrays.stream(trace.outputTokens()).asLongStream().sum();
+        for (String policy : Profiles.NAMES) {
+            RunResult r = run(s, policy, trace, 5);
+            assertThat(r.requests()).as(policy).isEqualTo(trace.size());
+            assertThat(r.completed() + r.failed() + r.unfinished()).as(policy).isEqualTo(r.requests());
+            assertThat(r.completed()).as(policy).isEqualTo(trace.size());
+            assertThat(r.outputTokens()).as(policy).isEqualTo(expectedTokens);
+            assertThat(r.requestsPerReplica().stream().mapToInt(Integer::intValue).sum()).as(policy)
+                    .isEqualTo(trace.size());
+            assertThat(r.ttftP50()).as(policy).isPositive().isLessThanOrEqualTo(r.ttftP99());
+            assertThat(r.loadsIntoSlots()).as(policy).isGreaterThanOrEqualTo(r.loadsFromStorage());
+        }
+    }
+
+    @Test
+    void aRunCutShortCountsTheRequestsItDidNotFinish() {
+        SimSettings s = small().withDrain(0);
+        Trace trace = trace(s, 15, 6);
+        RunResult r = run(s, Profiles.ROUND_ROBIN, trace, 6);
+        assertThat(r.unfinished()).isPositive();
+        assertThat(r.completed() + r.failed() + r.unfinished()).isEqualTo(trace.size());
+    }
+
+    @Test
+    void roundRobinSpreadsRequestsEvenly() {
+        SimSettings s = small();
+        Trace trace = trace(s, 15, 8);
+        RunResult r = run(s, Profiles.ROUND_ROBIN, trace, 8);
+        int min = r.requestsPerReplica().stream().mapToInt(Integer::intValue).min().orElseThrow();
+        int max = r.requestsPerReplica().stream().mapToInt(Integer::intValue).max().orElseThrow();
+        assertThat(r.requestsPerReplica()).hasSize(3);
+        assertThat(max - min).isLessThanOrEqualTo(1);
+    }
+
+    @Test
+    void patchbayLoadsFewerAdaptersFromStorageThanRoundRobin() {
+        SimSettings s = small();
+        Trace trace = trace(s, 15, 9);
+        RunResult patchbay = run(s, Profiles.PATCHBAY, trace, 9);
+        RunResult roundRobin = run(s, Profiles.ROUND_ROBIN, trace, 9);
+        assertThat(patchbay.loadsFromStorage()).isLessThan(roundRobin.loadsFromStorage());
+        assertThat(patchbay.slotHitShare()).isGreaterThan(roundRobin.slotHitShare());
+    }
+}
