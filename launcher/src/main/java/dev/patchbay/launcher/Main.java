@@ -1,5 +1,6 @@
 package dev.patchbay.launcher;
 
+import dev.patchbay.bench.sim.SimulateCommand;
 import dev.patchbay.model.GenerateModelCommand;
 import dev.patchbay.router.RouteCommand;
 import dev.patchbay.server.ServeCommand;
@@ -9,7 +10,8 @@ import picocli.CommandLine.Command;
 /** The {@code patchbay} command: one jar, one subcommand per part. */
 @Command(name = "patchbay", mixinStandardHelpOptions = true, version = "Patchbay 0.1.0",
         description = "Serve many LoRA adapters on shared base models and route their traffic.",
-        subcommands = {ServeCommand.class, RouteCommand.class, GenerateModelCommand.class, JmhCommand.class})
+        subcommands = {ServeCommand.class, RouteCommand.class, SimulateCommand.class, GenerateModelCommand.class,
+                JmhCommand.class})
 public final class Main implements Runnable {
     @Override
     public void run() {
