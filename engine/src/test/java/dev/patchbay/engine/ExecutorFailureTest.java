@@ -39,6 +39,9 @@ class ExecutorFailureTest {
             engine.submit(new EngineRequest(new int[] {300, 301}, null, SamplingParams.fixedLength(3), 0,
                     o -> { if (o.finished()) second.complete(o); }));
             assertThat(second.get(10, TimeUnit.SECONDS).finishReason()).isEqualTo(FinishReason.LENGTH);
+            // Outputs are delivered before the step's snapshot is published: wait for it.
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (engine.snapshot().counters().finished().total() < 2 && System.nanoTime() < deadline) Thread.sleep(1);
             assertThat(engine.snapshot().counters().finished().error()).isEqualTo(1);
             assertThat(engine.snapshot().kvBlocksUsed()).isZero();
         }

@@ -29,6 +29,8 @@ public final class Scheduler {
     private final AdapterTiers tiers;
     final ArrayDeque<Request> waiting = new ArrayDeque<>();
     final ArrayList<Request> running = new ArrayList<>();
+    /** Adapters with requests running or waiting, kept as counts change so snapshots need not walk the queues. */
+    final java.util.LinkedHashSet<RegisteredAdapter> inFlight = new java.util.LinkedHashSet<>();
     long preemptions;
     long lookupsGpu, hitsGpu;
     long prefixQueries, prefixHits;
@@ -212,12 +214,16 @@ public final class Scheduler {
             waiting.remove(r);
             if (r.adapter != null) r.adapter.waiting--;
         }
+        if (r.adapter != null && !r.adapter.inFlight()) inFlight.remove(r.adapter);
         freeBlocks(r);
     }
 
     void enqueue(Request r) {
         waiting.addLast(r);
-        if (r.adapter != null) r.adapter.waiting++;
+        if (r.adapter != null) {
+            r.adapter.waiting++;
+            inFlight.add(r.adapter);
+        }
     }
 
     public int numRunning() {

@@ -50,8 +50,7 @@ final class Snapshots {
         if (config.enableLora()) {
             Set<RegisteredAdapter> listed = new LinkedHashSet<>(tiers.hostResidents());
             listed.addAll(tiers.loadingAdapters());
-            for (Request r : scheduler.running) if (r.adapter != null) listed.add(r.adapter);
-            for (Request r : scheduler.waiting) if (r.adapter != null) listed.add(r.adapter);
+            listed.addAll(scheduler.inFlight);
             List<AdapterState> states = new ArrayList<>(listed.size());
             List<String> runningNames = new ArrayList<>();
             List<String> waitingNames = new ArrayList<>();
