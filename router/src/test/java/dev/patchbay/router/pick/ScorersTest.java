@@ -138,17 +138,4 @@ class ScorersTest {
         assertThat(filter.filter(SQL, onlyBusy)).isEqualTo(onlyBusy);
         assertThat(filter.filter(PickRequest.baseModel("b"), states)).isEqualTo(states);
     }
-
-    @Test
-    void capacityFilterYieldsWhenTheKeptEndpointsAreFarMoreQueued() {
-        EndpointState holder = new EndpointState(new Endpoint("h", 1), EndpointMetrics.builder().waitingRequests(3)
-                .slots(1, 1).resident("sql", new AdapterResidency(true, false, 8)).adapterRunning("sql", 4).build());
-        EndpointState busyElsewhere = new EndpointState(new Endpoint("h", 2), EndpointMetrics.builder().waitingRequests(0)
-                .slots(1, 1).resident("chat", new AdapterResidency(true, false, 8)).adapterRunning("chat", 4).build());
-        LoraCapacityFilter filter = new LoraCapacityFilter(5);
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere)))).containsExactly(1);
-        EndpointState swamped = new EndpointState(new Endpoint("h", 1), EndpointMetrics.builder().waitingRequests(9)
-                .slots(1, 1).resident("sql", new AdapterResidency(true, false, 8)).adapterRunning("sql", 4).build());
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(swamped, busyElsewhere)))).containsExactly(1, 2);
-    }
 }
