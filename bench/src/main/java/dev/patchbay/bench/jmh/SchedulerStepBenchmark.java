@@ -58,7 +58,7 @@ public class SchedulerStepBenchmark {
                 1 << 20, 1e-5, 10000, false, false, "float16", null);
         SimModel model = new SimModel("bench", tiny, LatencyModel.ZERO, SimulatedExecutor.TextMode.RANDOM, 0);
         EngineConfig config = EngineConfig.builder("bench").enableLora(true).maxLoras(adapters).maxCpuLoras(adapters)
-                .maxNumSeqs(sequences).maxNumBatchedTokens(8192).numKvBlocks(sequences * 64).maxModelLen(4096).build();
+                .maxNumSeqs(sequences).maxNumBatchedTokens(8192).numKvBlocks(sequences * 72).maxModelLen(4096).build();
         clock = new VirtualClock();
         core = new EngineCore(config, model, clock, ForkJoinPool.commonPool(), () -> {});
         Path dir = Files.createTempDirectory("patchbay-bench-adapters");

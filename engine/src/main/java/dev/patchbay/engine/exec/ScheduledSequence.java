@@ -9,7 +9,7 @@ import java.util.random.RandomGenerator;
  * @param requestId      the engine's request id
  * @param tokens         the token ids to process this step (a prompt chunk, or the last sampled token)
  * @param startPosition  position of {@code tokens[0]} in the sequence
- * @param blockTable     KV block ids holding positions 0.. (block_size tokens each), valid for this step only
+ * @param blockTable     KV block ids holding positions 0.. (block_size tokens each); read-only, valid for this step
  * @param adapterSlot    batch slot of the sequence's adapter, or -1 for the base model
  * @param sample         whether a next token is wanted (false for a prompt chunk that is not the last)
  * @param params         sampling parameters

@@ -31,6 +31,7 @@ public final class Request {
     int numHashes;
     /** Leading blocks already registered in the prefix cache. */
     int numRegistered;
+    private int[] blockTableCopy;
     /** Tokens already emitted to the listener. */
     int numEmitted;
     boolean everPreempted;
@@ -84,6 +85,12 @@ public final class Request {
         output[numOutput++] = token;
     }
 
+    /** Forgets the shared block table: the blocks were freed (finish or preemption). */
+    void clearBlocks() {
+        numBlocks = 0;
+        blockTableCopy = null;
+    }
+
     void addBlock(int block) {
         if (numBlocks == blocks.length) blocks = Arrays.copyOf(blocks, blocks.length * 2);
         blocks[numBlocks++] = block;
@@ -102,8 +109,13 @@ public final class Request {
         return blockHashes[i];
     }
 
+    /**
+     * The block table as an exact-length array. It is shared by consecutive steps until a block is added or the
+     * blocks are freed (a decode needs a new block only every block_size tokens), so executors must not modify it.
+     */
     int[] blockTable() {
-        return Arrays.copyOf(blocks, numBlocks);
+        if (blockTableCopy == null || blockTableCopy.length != numBlocks) blockTableCopy = Arrays.copyOf(blocks, numBlocks);
+        return blockTableCopy;
     }
 
     int[] tokensRange(int from, int count) {

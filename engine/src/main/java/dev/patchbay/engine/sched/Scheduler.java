@@ -202,7 +202,7 @@ public final class Scheduler {
 
     void freeBlocks(Request r) {
         for (int b = 0; b < r.numBlocks; b++) kv.release(r.blocks[b]);
-        r.numBlocks = 0;
+        r.clearBlocks();
     }
 
     /** Takes a request out of whichever queue holds it (finish or abort). */
