@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.function.Consumer;
 
 /**
  * The two LRU tiers an adapter can live in: batch slots ({@code max_loras}) and host memory
@@ -270,7 +269,4 @@ public final class AdapterTiers {
         return List.copyOf(host);
     }
 
-    public void forEachResident(Consumer<RegisteredAdapter> c) {
-        host.forEach(c);
-    }
 }

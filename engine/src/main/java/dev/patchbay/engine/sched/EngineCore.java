@@ -161,13 +161,13 @@ public final class EngineCore {
         if (adapters.containsKey(name) || draining.containsKey(name)) {
             throw new AdapterException(Kind.CONFLICT, "The lora adapter '" + name + "' has already been loaded.");
         }
-        var spec = PeftReader.read(name, path, model.config(), config.maxLoraRank());
-        RegisteredAdapter a = new RegisteredAdapter(nextAdapterId.getAndIncrement(), spec, pinned);
         // At least one host place must stay free of pins, or no other adapter could ever be loaded.
         if (pinned && pinnedCount() + 1 > config.maxCpuLoras() - 1) {
             throw new AdapterException(Kind.CONFLICT, "Cannot pin '" + name + "': at most max_cpu_loras - 1 = "
                     + (config.maxCpuLoras() - 1) + " adapters can be pinned");
         }
+        var spec = PeftReader.read(name, path, model.config(), config.maxLoraRank());
+        RegisteredAdapter a = new RegisteredAdapter(nextAdapterId.getAndIncrement(), spec, pinned);
         if (adapters.putIfAbsent(name, a) != null || draining.containsKey(name)) {
             adapters.remove(name, a);
             throw new AdapterException(Kind.CONFLICT, "The lora adapter '" + name + "' has already been loaded.");
@@ -234,12 +234,6 @@ public final class EngineCore {
     }
 
     // ---------------------------------------------------------------- the step (engine thread only)
-
-    /** Whether a step would do anything now: commands to apply, requests to run, or loads to admit. */
-    public boolean hasWork() {
-        return !inbox.isEmpty() || !scheduler.running.isEmpty() || !scheduler.waiting.isEmpty()
-                || !unloads.isEmpty() || !wantedLoads.isEmpty();
-    }
 
     /** Whether requests are queued or running (loads alone do not count). */
     public boolean hasRequests() {

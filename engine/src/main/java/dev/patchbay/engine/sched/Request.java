@@ -34,7 +34,6 @@ public final class Request {
     private int[] blockTableCopy;
     /** Tokens already emitted to the listener. */
     int numEmitted;
-    boolean everPreempted;
     FinishReason finishReason;
     String error;
     OutputText text;
@@ -73,11 +72,6 @@ public final class Request {
 
     int tokenAt(int i) {
         return i < prompt.length ? prompt[i] : output[i - prompt.length];
-    }
-
-    /** Whether the tokens computed so far still include part of the prompt (or of a recompute after preemption). */
-    boolean inPrefill() {
-        return numComputed < numTokens() - 1 || numOutput == 0;
     }
 
     void appendOutput(int token) {

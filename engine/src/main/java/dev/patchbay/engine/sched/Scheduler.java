@@ -191,7 +191,6 @@ public final class Scheduler {
         r.numComputed = 0;
         r.numRegistered = 0;
         r.status = Request.Status.WAITING;
-        r.everPreempted = true;
         if (r.adapter != null) {
             r.adapter.running--;
             r.adapter.waiting++;
