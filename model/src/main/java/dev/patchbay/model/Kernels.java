@@ -137,17 +137,17 @@ final class Kernels {
     }
 
     /**
-     * out[outOff + d] = scale * sum_j weights[j] * rows[offsets[j] + rowOff + d] for d in [0, dim), j in [0, n): the
-     * attention-weighted sum of value rows, kept in registers four vectors at a time.
+     * out[outOff + d] = scale * sum_j weights[j] * rows[offsets[first + j] + rowOff + d] for d in [0, dim), j in
+     * [0, n): the attention-weighted sum of value rows, kept in registers four vectors at a time.
      */
-    static void weightedRowSum(float[] rows, int[] offsets, int rowOff, float[] weights, float scale, int n,
+    static void weightedRowSum(float[] rows, int[] offsets, int first, int rowOff, float[] weights, float scale, int n,
                                float[] out, int outOff, int dim) {
         int d = 0;
         for (; d + 4 * L <= dim; d += 4 * L) {
             FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
             for (int j = 0; j < n; j++) {
                 FloatVector p = FloatVector.broadcast(F, weights[j]);
-                int r = offsets[j] + rowOff + d;
+                int r = offsets[first + j] + rowOff + d;
                 a0 = FloatVector.fromArray(F, rows, r).fma(p, a0);
                 a1 = FloatVector.fromArray(F, rows, r + L).fma(p, a1);
                 a2 = FloatVector.fromArray(F, rows, r + 2 * L).fma(p, a2);
@@ -160,12 +160,12 @@ final class Kernels {
         }
         for (; d + L <= dim; d += L) {
             FloatVector a = FloatVector.zero(F);
-            for (int j = 0; j < n; j++) a = FloatVector.fromArray(F, rows, offsets[j] + rowOff + d).fma(FloatVector.broadcast(F, weights[j]), a);
+            for (int j = 0; j < n; j++) a = FloatVector.fromArray(F, rows, offsets[first + j] + rowOff + d).fma(FloatVector.broadcast(F, weights[j]), a);
             a.mul(scale).intoArray(out, outOff + d);
         }
         for (; d < dim; d++) {
             float sum = 0;
-            for (int j = 0; j < n; j++) sum += weights[j] * rows[offsets[j] + rowOff + d];
+            for (int j = 0; j < n; j++) sum += weights[j] * rows[offsets[first + j] + rowOff + d];
             out[outOff + d] = sum * scale;
         }
     }

@@ -14,8 +14,8 @@ import java.util.List;
 /**
  * Runs a Llama-family model on the CPU: every token of a step (prompt chunks and decodes of all sequences) goes
  * through each projection together, so a weight row is read once per step; attention reads each sequence's keys
- * and values from its own KV blocks; each sequence's LoRA adapter is added in shrink/expand form, tokens grouped by
- * adapter.
+ * and values from its own KV blocks, only the last ones on layers with a sliding window (the blocks before stay
+ * allocated); each sequence's LoRA adapter is added in shrink/expand form, tokens grouped by adapter.
  */
 public final class LlamaExecutor implements Executor {
     private static final int Q = 0, K = 1, V = 2, O = 3, GATE = 4, UP = 5, DOWN = 6;
@@ -23,6 +23,7 @@ public final class LlamaExecutor implements Executor {
     private final ModelConfig c;
     private final LlamaWeights w;
     private final Rope rope;
+    private final int[] windows;
     private final Parallel parallel;
     private final int numKvBlocks;
     private final int blockSize;
@@ -32,11 +33,13 @@ public final class LlamaExecutor implements Executor {
     private final float[][] valueCache;
     private final LoraWeights[] slots;
 
-    LlamaExecutor(ModelConfig config, LlamaWeights weights, Rope rope, int numKvBlocks, int blockSize, int maxLoras,
-                  int threads) {
+    /** {@code windows}: each layer's sliding window in positions, {@link SlidingWindow#NONE} for full attention. */
+    LlamaExecutor(ModelConfig config, LlamaWeights weights, Rope rope, int[] windows, int numKvBlocks, int blockSize,
+                  int maxLoras, int threads) {
         this.c = config;
         this.w = weights;
         this.rope = rope;
+        this.windows = windows;
         this.parallel = new Parallel(threads);
         this.numKvBlocks = numKvBlocks;
         this.blockSize = blockSize;
@@ -259,13 +262,16 @@ public final class LlamaExecutor implements Executor {
     }
 
     /**
-     * Causal attention of every token over its sequence's cached keys and values. Each sequence's cache offsets
-     * (block table resolved once per step) are shared by its tokens and heads.
+     * Causal attention of every token over its sequence's cached keys and values, or over the last {@code window}
+     * of them: Hugging Face's sliding window mask keeps key j for query i when j > i - window, and vLLM passes
+     * FlashAttention window (window - 1, 0), so both cover {@code window} positions, the query's own included. Each
+     * sequence's cache offsets (block table resolved once per step) are shared by its tokens and heads.
      */
     private void attention(int layer, List<ScheduledSequence> seqs, int[] seqOf, int[] pos, float[] q, float[] att, int n) {
         int heads = c.numHeads(), headDim = c.headDim(), group = heads / c.numKvHeads();
         float scale = (float) (1.0 / Math.sqrt(headDim));
         float[] keys = keyCache[layer], values = valueCache[layer];
+        int window = windows[layer];
         int[][] offsets = cacheOffsets(seqs);
         parallel.forRange(n * heads, 4, (from, to) -> {
             float[] scores = new float[64];
@@ -273,17 +279,19 @@ public final class LlamaExecutor implements Executor {
                 int t = job / heads, hd = job % heads;
                 int kvOff = (hd / group) * headDim;
                 int qOff = t * qDim + hd * headDim;
-                int len = pos[t] + 1;
+                int first = Math.max(0, pos[t] + 1 - window);
+                int len = pos[t] + 1 - first;
                 int[] rows = offsets[seqOf[t]];
                 if (scores.length < len) scores = new float[Math.max(len, scores.length * 2)];
                 float max = Float.NEGATIVE_INFINITY;
                 for (int j = 0; j < len; j++) {
-                    float s = Kernels.dot(q, qOff, keys, rows[j] + kvOff, headDim) * scale;
+                    float s = Kernels.dot(q, qOff, keys, rows[first + j] + kvOff, headDim) * scale;
                     scores[j] = s;
                     if (s > max) max = s;
                 }
                 float sum = Kernels.expShifted(scores, len, max);
-                Kernels.weightedRowSum(values, rows, kvOff, scores, 1f / sum, len, att, t * qDim + hd * headDim, headDim);
+                Kernels.weightedRowSum(values, rows, first, kvOff, scores, 1f / sum, len, att, t * qDim + hd * headDim,
+                        headDim);
             }
         });
     }

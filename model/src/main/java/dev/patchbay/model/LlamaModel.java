@@ -12,7 +12,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 
-/** A Llama-family model (Llama 2/3, Mistral, Qwen2) loaded from a Hugging Face directory, run by {@link LlamaExecutor}. */
+/**
+ * A Llama-family model (Llama 2/3, Mistral, Qwen2) loaded from a Hugging Face directory, run by {@link LlamaExecutor};
+ * its config's RoPE scaling is read by {@link Rope}, its sliding window by {@link SlidingWindow}.
+ */
 public final class LlamaModel implements Model {
     public static final Set<String> ARCHITECTURES = Set.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM");
 
@@ -57,8 +60,10 @@ public final class LlamaModel implements Model {
                     + " KV heads of even size " + config.headDim());
         }
         Rope rope;
+        int[] windows;
         try {
             rope = Rope.of(config);
+            windows = SlidingWindow.perLayer(new ObjectMapper().readTree(configFile.toFile()), config);
         } catch (IOException e) {
             throw new IOException(configFile + ": " + e.getMessage(), e);
         }
@@ -84,7 +89,7 @@ public final class LlamaModel implements Model {
         if (templateText != null) template = new ChatTemplate(templateText, bos, eos);
 
         LlamaWeights weights = LlamaWeights.load(dir, config, progress);
-        LlamaExecutor executor = new LlamaExecutor(config, weights, rope, numKvBlocks, blockSize, maxLoras, threads);
+        LlamaExecutor executor = new LlamaExecutor(config, weights, rope, windows, numKvBlocks, blockSize, maxLoras, threads);
         return new LlamaModel(dir, config, tokenizer, template, executor);
     }
 

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ForwardPassTest {
     static final int BLOCK = 4;
     static final List<String> ALL = List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
+    /** The sequence the reference checks run: an 11-token prompt, then 3 decodes. */
+    static final int[] TOKENS = {5, 17, 300, 2, 99, 42, 42, 7, 260, 1, 33, 8, 150, 77};
 
     @TempDir
     Path dir;
@@ -25,10 +27,17 @@ class ForwardPassTest {
         return LlamaModel.load(modelDir, 64, BLOCK, 4, 2, null);
     }
 
-    /** Prefill of a prompt, then decode steps, each checked against the reference at that position. */
     private void checkAgainstReference(ModelGenerator.Spec spec, Path adapter) throws Exception {
         Path modelDir = dir.resolve("model");
         ModelGenerator.writeModel(modelDir, spec);
+        checkAgainstReference(modelDir, spec, adapter);
+    }
+
+    /**
+     * Prefill of a prompt, then decode steps, each checked against the reference at that position; returns the
+     * executor's logits after the last token.
+     */
+    private float[] checkAgainstReference(Path modelDir, ModelGenerator.Spec spec, Path adapter) throws Exception {
         ReferenceLlama ref = new ReferenceLlama(modelDir);
         int slot = -1;
         try (LlamaModel model = load(modelDir)) {
@@ -39,8 +48,8 @@ class ForwardPassTest {
                 model.executor().activate(2, la);
                 slot = 2;
             }
-            int[] prompt = {5, 17, 300, 2, 99, 42, 42, 7, 260, 1, 33};
-            int[] all = {5, 17, 300, 2, 99, 42, 42, 7, 260, 1, 33, 8, 150, 77};
+            int[] prompt = slice(TOKENS, 0, 11);
+            int[] all = TOKENS;
             float[][] expected = ref.logits(all);
             int[] blocks = {9, 3, 12, 0};
             float[] got = model.executor().forward(List.of(seq(1, prompt, 0, blocks, slot, true)))[0];
@@ -49,7 +58,16 @@ class ForwardPassTest {
                 got = model.executor().forward(List.of(seq(1, new int[] {all[p]}, p, blocks, slot, true)))[0];
                 assertClose(got, expected[p], 1e-4);
             }
+            return got;
         }
+    }
+
+    /** The plain implementation's logits after the last of {@link #TOKENS}, to show that a setting matters. */
+    private float[] referenceLogits(ModelGenerator.Spec spec) throws Exception {
+        Path modelDir = dir.resolve("reference");
+        ModelGenerator.writeModel(modelDir, spec);
+        float[][] logits = new ReferenceLlama(modelDir).logits(TOKENS);
+        return logits[logits.length - 1];
     }
 
     @Test
@@ -68,6 +86,64 @@ class ForwardPassTest {
     void linearRopeScalingMatchesThePlainImplementation() throws Exception {
         checkAgainstReference(ModelGenerator.Spec.tiny().withArchitecture("MistralForCausalLM")
                 .withRopeScaling("{\"type\":\"linear\",\"factor\":4.0}"), null);
+    }
+
+    @Test
+    void yarnRopeScalingMatchesThePlainImplementation() throws Exception {
+        // Head size 16 over 2048 original positions ramps from pair 2 to pair 6: kept, blended and interpolated pairs.
+        ModelGenerator.Spec spec = ModelGenerator.Spec.tiny()
+                .withRopeScaling("{\"rope_type\":\"yarn\",\"factor\":4.0,\"original_max_position_embeddings\":2048}");
+        checkAgainstReference(spec, null);
+        assertThat(Steps.relativeDifference(referenceLogits(spec), referenceLogits(ModelGenerator.Spec.tiny())))
+                .isGreaterThan(1e-3);
+    }
+
+    @Test
+    void yarnWithBetasMscalesAndAttentionFactorMatchesThePlainImplementation() throws Exception {
+        for (String json : List.of(
+                "{\"type\":\"yarn\",\"factor\":8.0,\"beta_fast\":16,\"beta_slow\":2,\"mscale\":0.707,"
+                        + "\"mscale_all_dim\":1.0,\"original_max_position_embeddings\":256,\"truncate\":false}",
+                "{\"rope_type\":\"yarn\",\"factor\":2.0,\"attention_factor\":0.8}")) {
+            checkAgainstReference(ModelGenerator.Spec.tiny().withArchitecture("Qwen2ForCausalLM").withRopeScaling(json), null);
+        }
+    }
+
+    @Test
+    void dynamicNtkRopeScalingMatchesThePlainImplementation() throws Exception {
+        ModelGenerator.Spec spec = ModelGenerator.Spec.tiny().withArchitecture("MistralForCausalLM")
+                .withRopeScaling("{\"type\":\"dynamic\",\"factor\":4.0}");
+        checkAgainstReference(spec, null);
+        assertThat(Steps.relativeDifference(referenceLogits(spec), referenceLogits(spec.withRopeScaling(null))))
+                .isGreaterThan(1e-3);
+    }
+
+    @Test
+    void mistralSlidingWindowMatchesThePlainImplementationAndNarrowsAttention() throws Exception {
+        ModelGenerator.Spec spec = ModelGenerator.Spec.tiny().withArchitecture("MistralForCausalLM");
+        Path modelDir = dir.resolve("model");
+        ModelGenerator.writeModel(modelDir, spec);
+        // Five of 14 positions: the prompt's later tokens and every decode lose their earliest keys.
+        TestModels.editConfig(modelDir, "sliding_window", 5);
+        float[] windowed = checkAgainstReference(modelDir, spec, null);
+        TestModels.editConfig(modelDir, "sliding_window", null);
+        float[] full = checkAgainstReference(modelDir, spec, null);
+        assertThat(Steps.relativeDifference(windowed, full)).isGreaterThan(1e-3);
+    }
+
+    @Test
+    void qwen2SlidingWindowNeedsUseSlidingWindowAndStartsAtMaxWindowLayers() throws Exception {
+        ModelGenerator.Spec spec = ModelGenerator.Spec.tiny().withArchitecture("Qwen2ForCausalLM");
+        Path modelDir = dir.resolve("model");
+        ModelGenerator.writeModel(modelDir, spec);
+        TestModels.editConfig(modelDir, "sliding_window", 3);
+        float[] disabled = checkAgainstReference(modelDir, spec, null);
+        TestModels.editConfig(modelDir, "use_sliding_window", true);
+        TestModels.editConfig(modelDir, "max_window_layers", 1);
+        float[] upperLayer = checkAgainstReference(modelDir, spec, null);
+        TestModels.editConfig(modelDir, "max_window_layers", 0);
+        float[] bothLayers = checkAgainstReference(modelDir, spec, null);
+        assertThat(Steps.relativeDifference(upperLayer, disabled)).isGreaterThan(1e-3);
+        assertThat(Steps.relativeDifference(bothLayers, upperLayer)).isGreaterThan(1e-3);
     }
 
     @Test

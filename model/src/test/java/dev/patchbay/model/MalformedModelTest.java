@@ -55,8 +55,18 @@ class MalformedModelTest {
         editConfig("architectures", new String[] {"GPT2LMHeadModel"});
         assertThatThrownBy(this::load).hasMessageContaining("config.json").hasMessageContaining("GPT2LMHeadModel is not supported");
         ModelGenerator.writeModel(model, ModelGenerator.Spec.tiny());
-        editConfig("rope_scaling", Map.of("rope_type", "yarn", "factor", 4.0));
-        assertThatThrownBy(this::load).hasMessageContaining("config.json").hasMessageContaining("'yarn' is not supported");
+        editConfig("rope_scaling", Map.of("rope_type", "longrope", "factor", 4.0));
+        assertThatThrownBy(this::load).hasMessageContaining("config.json")
+                .hasMessageContaining("rope_scaling type 'longrope' is not supported (supported: default, linear, llama3, dynamic, yarn)");
+        editConfig("rope_scaling", Map.of("type", "dynamic"));
+        assertThatThrownBy(this::load).hasMessageContaining("config.json").hasMessageContaining("'dynamic' needs a positive 'factor'");
+        editConfig("rope_scaling", Map.of("type", "dynamic", "alpha", 2.0));
+        assertThatThrownBy(this::load).hasMessageContaining("'dynamic' with 'alpha' is not supported");
+        editConfig("rope_scaling", null);
+        editConfig("architectures", new String[] {"MistralForCausalLM"});
+        editConfig("sliding_window", 0);
+        assertThatThrownBy(this::load).hasMessageContaining("config.json")
+                .hasMessageContaining("'sliding_window' must be a positive whole number, not 0");
     }
 
     @Test

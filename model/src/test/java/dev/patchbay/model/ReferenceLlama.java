@@ -11,13 +11,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.DoubleUnaryOperator;
 
 /**
  * A deliberately plain Llama forward pass for checking the executor: scalar loops, double accumulators, keys and
- * values recomputed for the whole sequence every call, LoRA applied unmerged as scale * B (A x).
+ * values recomputed for the whole sequence every call, LoRA applied unmerged as scale * B (A x), RoPE frequencies
+ * and the sliding window mask written out from their definitions.
  */
 final class ReferenceLlama {
     private final ModelConfig c;
+    private final JsonNode config;
+    private final double[] ropeFreq;
+    private final double ropeScale;
     private final Map<String, float[]> t = new HashMap<>();
     private final Map<String, float[]> loraA = new HashMap<>();
     private final Map<String, float[]> loraB = new HashMap<>();
@@ -26,7 +31,11 @@ final class ReferenceLlama {
 
     ReferenceLlama(Path modelDir) throws IOException {
         c = ModelConfig.read(modelDir.resolve("config.json"));
+        config = new ObjectMapper().readTree(modelDir.resolve("config.json").toFile());
         readAll(modelDir.resolve("model.safetensors"), t);
+        ropeFreq = new double[c.headDim() / 2];
+        for (int i = 0; i < ropeFreq.length; i++) ropeFreq[i] = ropeFrequency(i);
+        ropeScale = ropeScale();
     }
 
     /** Adds a PEFT adapter, applied to every projection it has tensors for. */
@@ -75,6 +84,7 @@ final class ReferenceLlama {
                 for (int head = 0; head < nh; head++) rope(q[i], head * hd, i);
                 for (int head = 0; head < nkv; head++) rope(k[i], head * hd, i);
             }
+            int window = slidingWindow(l);
             for (int i = 0; i < n; i++) {
                 float[] att = new float[nh * hd];
                 for (int head = 0; head < nh; head++) {
@@ -84,7 +94,8 @@ final class ReferenceLlama {
                     for (int j = 0; j <= i; j++) {
                         double d = 0;
                         for (int e = 0; e < hd; e++) d += q[i][head * hd + e] * k[j][kvHead * hd + e];
-                        s[j] = d / Math.sqrt(hd);
+                        // Hugging Face's sliding_window_overlay: key j is visible to query i when j > i - window.
+                        s[j] = j > i - window ? d / Math.sqrt(hd) : Double.NEGATIVE_INFINITY;
                         max = Math.max(max, s[j]);
                     }
                     double sum = 0;
@@ -149,33 +160,88 @@ final class ReferenceLlama {
         return out;
     }
 
-    /** Rotate-half RoPE with linear or llama3 frequency scaling. */
-    private void rope(float[] v, int off, int pos) {
-        int hd = c.headDim(), half = hd / 2;
-        for (int i = 0; i < half; i++) {
-            double freq = Math.pow(c.ropeTheta(), -2.0 * i / hd);
-            JsonNode s = c.ropeScaling();
-            if (s != null) {
-                String type = s.path("rope_type").asText(s.path("type").asText());
-                double factor = s.path("factor").asDouble();
-                if (type.equals("linear")) {
-                    freq /= factor;
-                } else if (type.equals("llama3")) {
-                    double lowF = s.get("low_freq_factor").asDouble(), highF = s.get("high_freq_factor").asDouble();
-                    double orig = s.get("original_max_position_embeddings").asDouble();
-                    double wavelen = 2 * Math.PI / freq;
-                    if (wavelen > orig / lowF) {
-                        freq = freq / factor;
-                    } else if (wavelen >= orig / highF) {
-                        double smooth = (orig / wavelen - lowF) / (highF - lowF);
-                        freq = (1 - smooth) * freq / factor + smooth * freq;
-                    }
+    /** The window of layer {@code l} as Hugging Face's Mistral and Qwen2 configs define it; MAX_VALUE for none. */
+    private int slidingWindow(int l) {
+        JsonNode w = config.get("sliding_window");
+        if (w == null || w.isNull()) return Integer.MAX_VALUE;
+        if (c.architecture().equals("MistralForCausalLM")) return w.asInt();
+        if (c.architecture().equals("Qwen2ForCausalLM") && config.path("use_sliding_window").asBoolean()) {
+            return l >= config.path("max_window_layers").asInt(28) ? w.asInt() : Integer.MAX_VALUE;
+        }
+        return Integer.MAX_VALUE;
+    }
+
+    /** Inverse frequency of rotary pair {@code i} under the config's rope_scaling. */
+    private double ropeFrequency(int i) {
+        int hd = c.headDim();
+        double freq = Math.pow(c.ropeTheta(), -2.0 * i / hd);
+        JsonNode s = c.ropeScaling();
+        if (s == null) return freq;
+        String type = s.path("rope_type").asText(s.path("type").asText());
+        double factor = s.path("factor").asDouble();
+        switch (type) {
+            case "linear" -> freq /= factor;
+            case "llama3" -> {
+                double lowF = s.get("low_freq_factor").asDouble(), highF = s.get("high_freq_factor").asDouble();
+                double orig = s.get("original_max_position_embeddings").asDouble();
+                double wavelen = 2 * Math.PI / freq;
+                if (wavelen > orig / lowF) {
+                    freq = freq / factor;
+                } else if (wavelen >= orig / highF) {
+                    double smooth = (orig / wavelen - lowF) / (highF - lowF);
+                    freq = (1 - smooth) * freq / factor + smooth * freq;
                 }
             }
-            double angle = pos * freq;
+            case "dynamic" -> {
+                // vLLM's fixed base: the dynamic NTK base at length max_positions * factor, where
+                // factor * length / max_positions - (factor - 1) = factor^2 - factor + 1.
+                double base = c.ropeTheta() * Math.pow(factor * factor - factor + 1, hd / (hd - 2.0));
+                freq = Math.pow(base, -2.0 * i / hd);
+            }
+            case "yarn" -> {
+                double orig = s.path("original_max_position_embeddings").asDouble(c.maxPositionEmbeddings());
+                double fast = s.path("beta_fast").asDouble(32), slow = s.path("beta_slow").asDouble(1);
+                // The pair index at which a frequency turns `r` times over the original context.
+                DoubleUnaryOperator pairTurning =
+                        r -> hd * Math.log(orig / (2 * Math.PI * r)) / (2 * Math.log(c.ropeTheta()));
+                double low = pairTurning.applyAsDouble(fast), high = pairTurning.applyAsDouble(slow);
+                if (s.path("truncate").asBoolean(true)) {
+                    low = Math.floor(low);
+                    high = Math.ceil(high);
+                }
+                low = Math.max(0, low);
+                high = Math.min(hd - 1, high);
+                if (high == low) high += 0.001;
+                double interpolated = Math.min(1, Math.max(0, (i - low) / (high - low)));
+                freq = interpolated * freq / factor + (1 - interpolated) * freq;
+            }
+            default -> { }
+        }
+        return freq;
+    }
+
+    /** YaRN's attention factor, multiplied into cos and sin; 1 for the other scalings. */
+    private double ropeScale() {
+        JsonNode s = c.ropeScaling();
+        if (s == null || !s.path("rope_type").asText(s.path("type").asText()).equals("yarn")) return 1;
+        if (s.has("attention_factor")) return s.get("attention_factor").asDouble();
+        double factor = s.get("factor").asDouble();
+        DoubleUnaryOperator mscale = m -> factor <= 1 ? 1 : 0.1 * m * Math.log(factor) + 1;
+        if (s.has("mscale") && s.has("mscale_all_dim")) {
+            return mscale.applyAsDouble(s.get("mscale").asDouble()) / mscale.applyAsDouble(s.get("mscale_all_dim").asDouble());
+        }
+        return mscale.applyAsDouble(1);
+    }
+
+    /** Rotate-half RoPE with the frequencies and scale above. */
+    private void rope(float[] v, int off, int pos) {
+        int half = c.headDim() / 2;
+        for (int i = 0; i < half; i++) {
+            double angle = pos * ropeFreq[i];
+            double cos = Math.cos(angle) * ropeScale, sin = Math.sin(angle) * ropeScale;
             double x0 = v[off + i], x1 = v[off + i + half];
-            v[off + i] = (float) (x0 * Math.cos(angle) - x1 * Math.sin(angle));
-            v[off + i + half] = (float) (x0 * Math.sin(angle) + x1 * Math.cos(angle));
+            v[off + i] = (float) (x0 * cos - x1 * sin);
+            v[off + i + half] = (float) (x0 * sin + x1 * cos);
         }
     }
 }

@@ -12,7 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Rewrites generated models: merged LoRA weights, widened dtypes. */
+/** Rewrites generated models: merged LoRA weights, widened dtypes, edited config fields. */
 final class TestModels {
     private static final List<String> SIDE_FILES = List.of("config.json", "tokenizer.json", "tokenizer_config.json");
 
@@ -49,6 +49,14 @@ final class TestModels {
         var config = (com.fasterxml.jackson.databind.node.ObjectNode) new ObjectMapper().readTree(modelDir.resolve("config.json").toFile());
         config.put("torch_dtype", "float32");
         new ObjectMapper().writeValue(modelDir.resolve("config.json").toFile(), config);
+    }
+
+    /** Sets config.json's {@code field} to {@code value} (null writes JSON null). */
+    static void editConfig(Path modelDir, String field, Object value) throws IOException {
+        ObjectMapper om = new ObjectMapper();
+        var config = (com.fasterxml.jackson.databind.node.ObjectNode) om.readTree(modelDir.resolve("config.json").toFile());
+        config.set(field, om.valueToTree(value));
+        om.writeValue(modelDir.resolve("config.json").toFile(), config);
     }
 
     static void convertToF32(Path halfModel, Path out) throws IOException {
