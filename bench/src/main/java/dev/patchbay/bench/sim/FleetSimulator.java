@@ -64,7 +64,7 @@ public final class FleetSimulator implements AutoCloseable {
         long wallStart = System.nanoTime();
         VirtualClock clock = new VirtualClock();
         List<Replica> replicas = startReplicas(clock, seed);
-        EndpointPicker picker = Profiles.create(policy, profileSettings, new Random(seed));
+        EndpointPicker picker = Profiles.create(policy, profileSettings, new Random(seed), clock::nanos);
         SnapshotScrape.View view = SnapshotScrape.viewFor(policy);
         RequestLedger ledger = new RequestLedger(trace, clock);
         Run run = new Run(replicas, picker, view, trace, ledger, clock);
@@ -99,8 +99,8 @@ public final class FleetSimulator implements AutoCloseable {
         private final VirtualClock clock;
         private final Map<Endpoint, Replica> byEndpoint = new HashMap<>();
         private final int[][] prompts = new int[settings.maxModelLen()][];
-        /** Every replica as of the last scrape: all the router knows. */
-        private List<EndpointState> routerView = List.of();
+        /** Every replica as of the last scrape, in replica order, plus the picks since if the picker counts them. */
+        private List<EndpointState> routerView = new ArrayList<>();
         private long lastEndNanos;
         private final int[] sentTo;
 
@@ -195,6 +195,10 @@ public final class FleetSimulator implements AutoCloseable {
             }
             Replica r = byEndpoint.get(pick.best().endpoint());
             sentTo[r.index]++;
+            if (picker.countsOwnPicks()) {
+                EndpointState seen = routerView.get(r.index);
+                routerView.set(r.index, new EndpointState(seen.endpoint(), seen.metrics().withRequestSent(adapter)));
+            }
             register(r, trace.adapter()[i], adapter);
             EngineRequest req = new EngineRequest(prompt(trace.promptTokens()[i]), adapter,
                     SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(), ledger.sent(i));

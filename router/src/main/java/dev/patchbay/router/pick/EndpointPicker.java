@@ -13,10 +13,17 @@ public final class EndpointPicker {
     private final List<WeightedScorer> scorers;
     private final Picker picker;
     private final SaturationDetector saturation;
+    private final boolean countsOwnPicks;
 
+    /**
+     * @param countsOwnPicks true when the caller should add each pick to the endpoint's state until the next scrape
+     *                       ({@link dev.patchbay.router.scrape.EndpointMetrics#withRequestSent}), so the picks
+     *                       between two scrapes do not all land on the endpoint that looked best at the first
+     */
     public EndpointPicker(String name, List<Filter> filters, List<WeightedScorer> scorers, Picker picker,
-                          SaturationDetector saturation) {
+                          SaturationDetector saturation, boolean countsOwnPicks) {
         this.name = name;
+        this.countsOwnPicks = countsOwnPicks;
         this.filters = List.copyOf(filters);
         this.scorers = List.copyOf(scorers);
         this.picker = picker;
@@ -25,6 +32,10 @@ public final class EndpointPicker {
 
     public String name() {
         return name;
+    }
+
+    public boolean countsOwnPicks() {
+        return countsOwnPicks;
     }
 
     public List<WeightedScorer> scorers() {

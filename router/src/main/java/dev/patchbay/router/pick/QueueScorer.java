@@ -2,9 +2,29 @@ package dev.patchbay.router.pick;
 
 import java.util.List;
 
-/** (maxQ - Q) / (maxQ - minQ) over the candidates' waiting queues; 1 when all are equal. */
+/**
+ * 1 - (Q - minQ) / max(maxQ - minQ, minSpread) over the candidates' waiting queues; 1 when all are equal.
+ *
+ * <p>With {@code minSpread} 0 this is the gateway's min-max queue scorer, where one waiting request against none
+ * spans the whole range and outweighs most of the other scorers. A larger {@code minSpread} keeps small
+ * differences small: a router that counts its own picks (each adds one to a queue until the next scrape) needs that,
+ * or it would move an adapter to a new endpoint over a single request.
+ */
 public final class QueueScorer implements Scorer {
     public static final String NAME = "queue";
+
+    private final int minSpread;
+
+    public QueueScorer(int minSpread) {
+        if (minSpread < 0) {
+            throw new IllegalArgumentException("minSpread must be >= 0, got " + minSpread);
+        }
+        this.minSpread = minSpread;
+    }
+
+    public QueueScorer() {
+        this(0);
+    }
 
     @Override
     public String name() {
@@ -19,10 +39,11 @@ public final class QueueScorer implements Scorer {
             min = Math.min(min, state.metrics().waitingRequests());
             max = Math.max(max, state.metrics().waitingRequests());
         }
+        int spread = Math.max(max - min, minSpread);
         double[] scores = new double[candidates.size()];
         for (int i = 0; i < scores.length; i++) {
-            scores[i] = max == min ? 1.0
-                    : (double) (max - candidates.get(i).metrics().waitingRequests()) / (max - min);
+            scores[i] = spread == 0 ? 1.0
+                    : 1.0 - (double) (candidates.get(i).metrics().waitingRequests() - min) / spread;
         }
         return scores;
     }

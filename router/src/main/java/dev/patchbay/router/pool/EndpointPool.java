@@ -166,6 +166,20 @@ public final class EndpointPool implements AutoCloseable {
         }
     }
 
+    /**
+     * Counts a request just sent to {@code endpoint} into its metrics until the next scrape replaces them
+     * ({@link EndpointMetrics#withRequestSent}).
+     *
+     * @param adapter the request's adapter, or null for a base-model request
+     */
+    public void recordSent(Endpoint endpoint, String adapter) {
+        Slot slot = slots.get(endpoint);
+        if (slot != null) {
+            slot.status.updateAndGet(s -> s.metrics() == null ? s : new EndpointStatus(s.endpoint(),
+                    s.metrics().withRequestSent(adapter), s.lastGoodNanos(), s.failing(), s.lastError()));
+        }
+    }
+
     /** The endpoints that may get new requests, with their latest metrics, in list order. */
     public List<EndpointState> readyStates() {
         long now = System.nanoTime();

@@ -80,7 +80,11 @@ public final class RouteDecider {
                     "model_not_found"), null);
         }
         PickRequest request = new PickRequest(model, kind == ModelCatalog.Kind.BASE_MODEL, isSheddable(header));
-        return pick(request, forwarded, forwarded != body);
+        RouteDecision decision = pick(request, forwarded, forwarded != body);
+        if (decision.error() == null && picker.countsOwnPicks()) {
+            pool.recordSent(decision.ranked().getFirst().endpoint(), request.baseModel() ? null : model);
+        }
+        return decision;
     }
 
     /** Decides for a request without a model (the model list): any ready endpoint will do. */

@@ -68,6 +68,41 @@ public record EndpointMetrics(
         return all;
     }
 
+    /**
+     * These metrics as they will be once a request the router has just sent arrives: one more waiting request,
+     * and for an adapter request the adapter among the waiting ones. With the residency families, an adapter
+     * that can get a slot at once (it is in host memory, or a slot is free) is counted as taking one, so the
+     * next picks before the following scrape see the slot as used.
+     *
+     * @param adapter the request's adapter, or null for a base-model request
+     */
+    public EndpointMetrics withRequestSent(String adapter) {
+        if (adapter == null) {
+            return new EndpointMetrics(modelName, waitingRequests + 1, runningRequests, kvCacheUsage, activeAdapters,
+                    waitingAdapters, maxLora, hasResidencyFamilies, adapterRunning, adapterWaiting, residency,
+                    gpuSlots, gpuSlotsUsed);
+        }
+        Set<String> waitingNames = new HashSet<>(waitingAdapters);
+        waitingNames.add(adapter);
+        Map<String, Integer> waitingCounts = adapterWaiting;
+        Map<String, AdapterResidency> resident = residency;
+        int slotsUsed = gpuSlotsUsed;
+        if (hasResidencyFamilies) {
+            waitingCounts = new HashMap<>(adapterWaiting);
+            waitingCounts.merge(adapter, 1, Integer::sum);
+            AdapterResidency here = residency.get(adapter);
+            if ((here == null || !here.inSlot()) && gpuSlotsUsed < gpuSlots) {
+                resident = new HashMap<>(residency);
+                resident.put(adapter, new AdapterResidency(true, here != null && here.pinned(),
+                        here == null ? 0 : here.rank()));
+                slotsUsed++;
+            }
+        }
+        return new EndpointMetrics(modelName, waitingRequests + 1, runningRequests, kvCacheUsage, activeAdapters,
+                waitingNames, maxLora, hasResidencyFamilies, adapterRunning, waitingCounts, resident, gpuSlots,
+                slotsUsed);
+    }
+
     public static Builder builder() {
         return new Builder();
     }

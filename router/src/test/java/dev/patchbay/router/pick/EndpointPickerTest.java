@@ -72,14 +72,20 @@ class EndpointPickerTest {
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1));
         assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
                 .containsExactly("queue=2.0", "kv-cache=2.0", "lora-residency=3.0");
-        // A shorter queue (worth 2) outweighs the adapter being in a slot rather than a free one (3 x 0.4).
+        // One waiting request more (a quarter of the queue score's minimum spread of 4) does not outweigh the
+        // adapter being in a slot rather than a free one (3 x 0.4); four more do.
         EndpointState warm = state(1, EndpointMetrics.builder().waitingRequests(2).kvCacheUsage(0.5).slots(2, 1)
                 .resident("sql", AdapterResidency.IN_SLOT).build());
         EndpointState cold = state(2, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.5).slots(2, 0).build());
         double[] totals = picker.totalScores(SQL, List.of(warm, cold));
-        assertThat(totals[0]).isCloseTo(2 * 0 + 2 * 0.5 + 3 * 1.0, within(1e-9));
+        assertThat(totals[0]).isCloseTo(2 * 0.75 + 2 * 0.5 + 3 * 1.0, within(1e-9));
         assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6, within(1e-9));
-        assertThat(ports(picker.pick(SQL, List.of(warm, cold)).ranked())).containsExactly(2, 1);
+        assertThat(ports(picker.pick(SQL, List.of(warm, cold)).ranked())).containsExactly(1, 2);
+        EndpointState busyWarm = state(1, EndpointMetrics.builder().waitingRequests(5).kvCacheUsage(0.5).slots(2, 1)
+                .resident("sql", AdapterResidency.IN_SLOT).build());
+        assertThat(ports(picker.pick(SQL, List.of(busyWarm, cold)).ranked())).containsExactly(2, 1);
+        assertThat(picker.countsOwnPicks()).isTrue();
+        assertThat(Profiles.create(Profiles.GIE_LORA, new Random(1)).countsOwnPicks()).isFalse();
     }
 
     @Test

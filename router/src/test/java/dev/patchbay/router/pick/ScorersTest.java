@@ -27,6 +27,16 @@ class ScorersTest {
     }
 
     @Test
+    void queueScoreWithAMinimumSpreadKeepsSmallDifferencesSmall() {
+        List<EndpointState> oneApart = List.of(queue(1, 0, 0), queue(2, 1, 0));
+        assertThat(new QueueScorer().score(SQL, oneApart)).containsExactly(1.0, 0.0);
+        assertThat(new QueueScorer(4).score(SQL, oneApart)).containsExactly(1.0, 0.75);
+        assertThat(new QueueScorer(4).score(SQL, List.of(queue(1, 3, 0), queue(2, 13, 0), queue(3, 8, 0))))
+                .containsExactly(1.0, 0.0, 0.5);
+        assertThatThrownBy(() -> new QueueScorer(-1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void kvCacheScoreIsOneMinusUsage() {
         assertThat(new KvCacheScorer().score(SQL, List.of(queue(1, 0, 0.25), queue(2, 0, 1.0), queue(3, 0, Double.NaN))))
                 .containsExactly(0.75, 0.0, 0.0);

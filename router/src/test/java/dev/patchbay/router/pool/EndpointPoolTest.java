@@ -143,6 +143,7 @@ class EndpointPoolTest {
 
     @Test
     void endpointsFileIsReReadWhenItChanges() throws Exception {
+        // Each rewrite is a rename, as config tools do it: a truncated file read halfway is an empty pool.
         Path file = Files.createTempFile("endpoints", ".txt");
         try {
             Files.writeString(file, "# pool\n127.0.0.1:9000\n127.0.0.1:9001, 127.0.0.1:9002\n");
@@ -151,10 +152,10 @@ class EndpointPoolTest {
                     Duration.ofMillis(200), e -> { })) {
                 pool.start();
                 awaitTrue("three", () -> pool.readyStates().size() == 3);
-                Files.writeString(file, "127.0.0.1:9002\n");
+                replace(file, "127.0.0.1:9002\n");
                 awaitTrue("one", () -> pool.readyStates().size() == 1);
                 assertThat(pool.statuses()).extracting(s -> s.endpoint().port()).containsExactly(9002);
-                Files.writeString(file, "not an endpoint\n");
+                replace(file, "not an endpoint\n");
                 Thread.sleep(100);
                 assertThat(pool.statuses()).extracting(s -> s.endpoint().port()).containsExactly(9002);
             }
@@ -171,5 +172,12 @@ class EndpointPoolTest {
         assertThatThrownBy(() -> Endpoint.parse("nohost")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Endpoint.parse("h:99999")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Endpoint.parse("h:x")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private static void replace(Path file, String content) throws java.io.IOException {
+        Path next = Files.createTempFile(file.getParent(), "endpoints", ".next");
+        Files.writeString(next, content);
+        Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 }

@@ -71,6 +71,28 @@ class RouteDeciderTest {
     }
 
     @Test
+    void patchbayCountsItsPicksUntilTheNextScrapeAndTheGatewayProfilesDoNot() throws Exception {
+        RouteDecider patchbay = decider("{\"profile\": \"patchbay\"}");
+        byte[] request = body("{\"model\":\"sql\",\"prompt\":\"p\"}");
+        assertThat(patchbay.decide(request, NO_HEADERS).refused()).isFalse();
+        assertThat(patchbay.decide(request, NO_HEADERS).refused()).isFalse();
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(11);
+        assertThat(pool.readyStates().getFirst().metrics().waitingAdapters()).contains("sql");
+        patchbay.decideWithoutModel();
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(11);
+
+        pool.tick(); // a fresh scrape replaces the guess
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (pool.readyStates().getFirst().metrics().waitingRequests() != 9 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(9);
+        RouteDecider gateway = decider("{\"profile\": \"gie-lora\"}");
+        assertThat(gateway.decide(request, NO_HEADERS).refused()).isFalse();
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(9);
+    }
+
+    @Test
     void keepsTheOriginalBodyWhenNothingIsRewritten() throws Exception {
         byte[] original = body("{\"model\":\"base\",\"prompt\":\"p\"}");
         RouteDecision decision = decider("{}").decide(original, NO_HEADERS);

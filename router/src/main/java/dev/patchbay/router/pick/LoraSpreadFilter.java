@@ -1,0 +1,224 @@
+package dev.patchbay.router.pick;
+
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * Spreads a hot adapter over one more endpoint when every endpoint holding it in a batch slot has a long waiting
+ * queue and no endpoint has a slot to give it. A server frees a slot only when no request of its adapter is left,
+ * and a busy adapter always has one, so once every slot in the pool is busy the placement freezes: a hot adapter
+ * that landed on one endpoint stays there however long its queue grows, while other endpoints sit half idle.
+ *
+ * <p>This filter breaks the freeze deliberately. Among the endpoints with much shorter queues it picks the one whose
+ * slot frees soonest: a slot adapter held elsewhere too (its traffic has somewhere to go) with the fewest requests
+ * there. It stops sending that adapter to that endpoint: a drain. When the adapter's last request there ends, its
+ * slot is idle and the hot adapter's next request is sent there (this filter keeps only that endpoint for it);
+ * until then no adapter that would need a slot there is sent there either. The drain ends when the hot adapter
+ * is in the slot, when another adapter took it, or after a timeout. One drain per endpoint and per hot adapter at
+ * a time, so placement moves a slot at a time instead of thrashing.
+ *
+ * <p>For every request it removes the endpoints where that request would hinder a drain, unless none is left.
+ * Thread-safe: drains live in a concurrent map; two racing picks may each start one, which is harmless.
+ */
+public final class LoraSpreadFilter implements Filter {
+    public static final String NAME = "lora-spread";
+    /** Holders count as overloaded when their waiting queues are this much longer than the drain target's. */
+    public static final int DEFAULT_OVERLOAD_WAITING = 8;
+    public static final long DEFAULT_TIMEOUT_NANOS = 60_000_000_000L;
+
+    /** {@code adapter} is being drained from an endpoint to make room for {@code forAdapter}. */
+    record Drain(String adapter, String forAdapter, long sinceNanos) {
+    }
+
+    /** A slot adapter that could be drained, and how soon its slot would free. */
+    private record Victim(String adapter, boolean heldElsewhere, int requests) {
+        boolean betterThan(Victim other) {
+            if (heldElsewhere != other.heldElsewhere) {
+                return heldElsewhere;
+            }
+            return requests < other.requests;
+        }
+    }
+
+    private final Map<Endpoint, Drain> drains = new ConcurrentHashMap<>();
+    private final LongSupplier nanoClock;
+    private final int overloadWaiting;
+    private final long timeoutNanos;
+
+    public LoraSpreadFilter(LongSupplier nanoClock, int overloadWaiting, long timeoutNanos) {
+        this.nanoClock = nanoClock;
+        this.overloadWaiting = overloadWaiting;
+        this.timeoutNanos = timeoutNanos;
+    }
+
+    public LoraSpreadFilter(LongSupplier nanoClock) {
+        this(nanoClock, DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /** The drains in progress: endpoint to the adapter no longer sent there. */
+    public Map<Endpoint, String> drains() {
+        Map<Endpoint, String> view = new HashMap<>();
+        drains.forEach((endpoint, drain) -> view.put(endpoint, drain.adapter()));
+        return view;
+    }
+
+    @Override
+    public List<EndpointState> filter(PickRequest request, List<EndpointState> candidates) {
+        if (request.baseModel()) {
+            return candidates;
+        }
+        long now = nanoClock.getAsLong();
+        endFinishedDrains(candidates, now);
+        maybeStartDrain(request.model(), candidates, now);
+        if (drains.isEmpty()) {
+            return candidates;
+        }
+        List<EndpointState> kept = new ArrayList<>(candidates.size());
+        for (EndpointState state : candidates) {
+            Drain drain = drains.get(state.endpoint());
+            if (drain != null && drain.forAdapter().equals(request.model()) && hasRoom(state.metrics(), drain)) {
+                return List.of(state); // the slot is free: this is where the adapter was meant to go
+            }
+            if (drain == null || mayGo(request.model(), drain, state.metrics())) {
+                kept.add(state);
+            }
+        }
+        return kept.isEmpty() ? candidates : kept;
+    }
+
+    /**
+     * During a drain an endpoint takes the adapter it is drained for and adapters already in its slots, except the
+     * drained one; any other adapter would take the slot being freed.
+     */
+    private static boolean mayGo(String adapter, Drain drain, EndpointMetrics m) {
+        if (adapter.equals(drain.forAdapter())) {
+            return true;
+        }
+        return !adapter.equals(drain.adapter()) && LoraPlacement.of(m, adapter) == LoraPlacement.IN_SLOT;
+    }
+
+    private static boolean hasRoom(EndpointMetrics m, Drain drain) {
+        LoraPlacement placement = LoraPlacement.of(m, drain.forAdapter());
+        return placement != LoraPlacement.ALL_SLOTS_BUSY && placement != LoraPlacement.IN_SLOT;
+    }
+
+    private void endFinishedDrains(List<EndpointState> candidates, long now) {
+        if (drains.isEmpty()) {
+            return;
+        }
+        for (EndpointState state : candidates) {
+            Drain drain = drains.get(state.endpoint());
+            if (drain == null) {
+                continue;
+            }
+            EndpointMetrics m = state.metrics();
+            AdapterResidency drained = m.residency().get(drain.adapter());
+            boolean arrived = LoraPlacement.of(m, drain.forAdapter()) == LoraPlacement.IN_SLOT;
+            boolean slotTakenByAnother = (drained == null || !drained.inSlot()) && m.gpuSlotsUsed() >= m.gpuSlots();
+            if (arrived || slotTakenByAnother || now - drain.sinceNanos() > timeoutNanos) {
+                drains.remove(state.endpoint(), drain);
+            }
+        }
+    }
+
+    /** Drains a slot for {@code adapter} when every endpoint holding it has a long queue and none has room. */
+    private void maybeStartDrain(String adapter, List<EndpointState> candidates, long now) {
+        if (candidates.size() < 2) {
+            return;
+        }
+        int holdersMinWaiting = Integer.MAX_VALUE;
+        for (EndpointState state : candidates) {
+            if (!state.metrics().hasResidencyFamilies()) {
+                return; // without residency the idle slots are invisible; draining would be blind
+            }
+            if (holdsOrAwaits(state.metrics(), adapter)) {
+                holdersMinWaiting = Math.min(holdersMinWaiting, state.metrics().waitingRequests());
+            } else if (LoraPlacement.of(state.metrics(), adapter) != LoraPlacement.ALL_SLOTS_BUSY) {
+                return; // some endpoint has room already
+            }
+        }
+        if (holdersMinWaiting == Integer.MAX_VALUE) {
+            return; // no holder: the request goes where it waits least, as usual
+        }
+        for (Drain drain : drains.values()) {
+            if (drain.forAdapter().equals(adapter)) {
+                return;
+            }
+        }
+        EndpointState target = null;
+        Victim best = null;
+        for (EndpointState state : candidates) {
+            EndpointMetrics m = state.metrics();
+            if (drains.containsKey(state.endpoint()) || holdsOrAwaits(m, adapter) || hasQueuedSlotClaim(m)
+                    || holdersMinWaiting - m.waitingRequests() < overloadWaiting) {
+                continue;
+            }
+            Victim victim = victim(m, adapter, candidates);
+            if (victim != null && (best == null || victim.betterThan(best)
+                    || (!best.betterThan(victim) && load(m) < load(target.metrics())))) {
+                target = state;
+                best = victim;
+            }
+        }
+        if (target != null) {
+            drains.putIfAbsent(target.endpoint(), new Drain(best.adapter(), adapter, now));
+        }
+    }
+
+    /** The adapter is in a slot there, or requests for it wait there (it is being loaded, or will be). */
+    private static boolean holdsOrAwaits(EndpointMetrics m, String adapter) {
+        return m.adapterWaiting(adapter) > 0 || LoraPlacement.of(m, adapter) == LoraPlacement.IN_SLOT;
+    }
+
+    /** Requests already queued there for an adapter without a slot would take the freed slot first. */
+    private static boolean hasQueuedSlotClaim(EndpointMetrics m) {
+        for (var entry : m.adapterWaiting().entrySet()) {
+            AdapterResidency r = m.residency().get(entry.getKey());
+            if (entry.getValue() > 0 && (r == null || !r.inSlot())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static long load(EndpointMetrics m) {
+        return (long) m.waitingRequests() + m.runningRequests();
+    }
+
+    private static Victim victim(EndpointMetrics m, String forAdapter, List<EndpointState> candidates) {
+        Victim best = null;
+        for (var entry : m.residency().entrySet()) {
+            String name = entry.getKey();
+            if (!entry.getValue().inSlot() || entry.getValue().pinned() || name.equals(forAdapter)) {
+                continue;
+            }
+            Victim v = new Victim(name, heldElsewhere(name, m, candidates),
+                    m.adapterRunning(name) + m.adapterWaiting(name));
+            if (best == null || v.betterThan(best)) {
+                best = v;
+            }
+        }
+        return best;
+    }
+
+    private static boolean heldElsewhere(String adapter, EndpointMetrics here, List<EndpointState> candidates) {
+        for (EndpointState state : candidates) {
+            if (state.metrics() != here && LoraPlacement.of(state.metrics(), adapter) == LoraPlacement.IN_SLOT) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,168 @@
+package dev.patchbay.router.pick;
+
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static dev.patchbay.router.pick.Fixtures.ports;
+import static dev.patchbay.router.pick.Fixtures.state;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LoraSpreadFilterTest {
+    private static final AdapterResidency SLOT = new AdapterResidency(true, false, 8);
+    private final AtomicLong clock = new AtomicLong();
+    private final LoraSpreadFilter filter = new LoraSpreadFilter(clock::get, 8, 60_000_000_000L);
+
+    /** Three slots, all held; each adapter given as name=running. */
+    private static EndpointState busy(int port, int waiting, Map<String, Integer> running) {
+        EndpointMetrics.Builder b = EndpointMetrics.builder().waitingRequests(waiting).slots(3, running.size());
+        running.forEach((name, n) -> {
+            b.resident(name, SLOT);
+            b.adapterRunning(name, n);
+        });
+        return state(port, b.build());
+    }
+
+    /** Port 1 is the only holder of "hot" and has a long queue; every slot in the pool is busy. */
+    private static List<EndpointState> frozenPool() {
+        return List.of(
+                busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
+                busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)),
+                busy(3, 1, Map.of("f", 50, "a", 2, "g", 40)));
+    }
+
+    @Test
+    void drainsTheSlotThatFreesSoonestOnAnEndpointWithAShortQueue() {
+        List<EndpointState> pool = frozenPool();
+        assertThat(ports(filter.filter(PickRequest.adapter("hot"), pool))).containsExactly(1, 2, 3);
+        // Port 3's "a" is held elsewhere too (port 1) and has the fewest requests: its slot frees soonest.
+        assertThat(filter.drains()).containsExactly(Map.entry(pool.get(2).endpoint(), "a"));
+        // While it drains: "a" goes elsewhere, "hot" may go there, adapters needing a new slot may not,
+        // and adapters already in a slot there still may.
+        assertThat(ports(filter.filter(PickRequest.adapter("a"), pool))).containsExactly(1, 2);
+        assertThat(ports(filter.filter(PickRequest.adapter("hot"), pool))).containsExactly(1, 2, 3);
+        assertThat(ports(filter.filter(PickRequest.adapter("new"), pool))).containsExactly(1, 2);
+        assertThat(ports(filter.filter(PickRequest.adapter("f"), pool))).containsExactly(1, 2, 3);
+        assertThat(ports(filter.filter(PickRequest.baseModel("base"), pool))).containsExactly(1, 2, 3);
+        assertThat(filter.drains()).hasSize(1);
+    }
+
+    @Test
+    void theDrainEndsWhenTheHotAdapterHasTheSlot() {
+        filter.filter(PickRequest.adapter("hot"), frozenPool());
+        assertThat(filter.drains()).hasSize(1);
+        List<EndpointState> moved = List.of(
+                busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
+                busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)),
+                busy(3, 0, Map.of("f", 50, "hot", 1, "g", 40)));
+        filter.filter(PickRequest.adapter("c"), moved);
+        assertThat(filter.drains()).isEmpty();
+    }
+
+    @Test
+    void theDrainEndsWhenAnotherAdapterTookTheSlotOrAfterTheTimeout() {
+        filter.filter(PickRequest.adapter("hot"), frozenPool());
+        List<EndpointState> taken = List.of(
+                busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
+                busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)),
+                busy(3, 1, Map.of("f", 50, "x", 2, "g", 40)));
+        filter.filter(PickRequest.adapter("c"), taken);
+        assertThat(filter.drains()).isEmpty();
+
+        LoraSpreadFilter timed = new LoraSpreadFilter(clock::get, 8, 1_000);
+        timed.filter(PickRequest.adapter("hot"), frozenPool());
+        assertThat(timed.drains()).hasSize(1);
+        clock.addAndGet(999);
+        timed.filter(PickRequest.adapter("c"), frozenPool());
+        assertThat(timed.drains()).hasSize(1);
+        clock.addAndGet(2);
+        timed.filter(PickRequest.adapter("c"), frozenPool());
+        assertThat(timed.drains()).isEmpty();
+    }
+
+    @Test
+    void noDrainWhileSomeEndpointHasRoomOrTheHoldersKeepUp() {
+        List<EndpointState> withRoom = List.of(
+                busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
+                state(2, EndpointMetrics.builder().slots(3, 2).resident("c", SLOT).adapterRunning("c", 5)
+                        .resident("d", SLOT).adapterRunning("d", 5).build()));
+        filter.filter(PickRequest.adapter("hot"), withRoom);
+        List<EndpointState> keepingUp = List.of(
+                busy(1, 7, Map.of("hot", 250, "a", 3, "b", 3)),
+                busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)));
+        filter.filter(PickRequest.adapter("hot"), keepingUp);
+        List<EndpointState> legacyOnly = List.of(
+                state(1, EndpointMetrics.builder().waitingRequests(40).activeAdapters(java.util.Set.of("hot"))
+                        .maxLora(1).build()),
+                state(2, EndpointMetrics.builder().activeAdapters(java.util.Set.of("c")).maxLora(1).build()));
+        filter.filter(PickRequest.adapter("hot"), legacyOnly);
+        assertThat(filter.drains()).isEmpty();
+    }
+
+    @Test
+    void oneDrainPerHotAdapterAndPerEndpoint() {
+        List<EndpointState> pool = new ArrayList<>(frozenPool());
+        pool.add(busy(4, 0, Map.of("h", 10, "i", 10, "j", 10)));
+        filter.filter(PickRequest.adapter("hot"), pool);
+        filter.filter(PickRequest.adapter("hot"), pool);
+        assertThat(filter.drains()).hasSize(1);
+    }
+
+    @Test
+    void thePatchbayProfileSendsTheHotAdapterToTheDrainedSlot() {
+        AtomicLong now = new AtomicLong();
+        EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, ProfileSettings.DEFAULT, new Random(1), now::get);
+        List<EndpointState> pool = frozenPool();
+        assertThat(picker.pick(PickRequest.adapter("hot"), pool).best().endpoint().port()).isEqualTo(1);
+        // "a" has drained from port 3: its slot is idle, and the hot adapter's next request takes it.
+        List<EndpointState> drained = List.of(pool.get(0), pool.get(1), state(3, EndpointMetrics.builder()
+                .waitingRequests(1).slots(3, 3).resident("f", SLOT).adapterRunning("f", 50).resident("a", SLOT)
+                .resident("g", SLOT).adapterRunning("g", 40).build()));
+        assertThat(picker.pick(PickRequest.adapter("hot"), drained).best().endpoint().port()).isEqualTo(3);
+        assertThat(picker.pick(PickRequest.adapter("new"), drained).ranked()).extracting(s -> s.endpoint().port())
+                .doesNotContain(3);
+    }
+
+    @Test
+    void concurrentPicksStartAtMostOneDrainPerEndpoint() throws Exception {
+        List<EndpointState> pool = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            pool.add(busy(100 + i, i < 10 ? 40 : 0, Map.of("hot" + i, 200, "c" + i, 5 + i, "d" + i, 50)));
+        }
+        ExecutorService threads = Executors.newFixedThreadPool(8);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            int seed = t;
+            done.add(threads.submit(() -> {
+                start.await();
+                Random random = new Random(seed);
+                for (int i = 0; i < 2_000; i++) {
+                    String adapter = "hot" + random.nextInt(10);
+                    List<EndpointState> kept = filter.filter(PickRequest.adapter(adapter), pool);
+                    assertThat(kept).isNotEmpty();
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : done) {
+            f.get();
+        }
+        threads.shutdown();
+        // Ten hot adapters, each with one overloaded holder; ten endpoints that could give a slot.
+        Map<Endpoint, String> drains = filter.drains();
+        assertThat(drains).hasSizeBetween(1, 10);
+        assertThat(drains.keySet()).allSatisfy(e -> assertThat(e.port()).isBetween(110, 119));
+    }
+}

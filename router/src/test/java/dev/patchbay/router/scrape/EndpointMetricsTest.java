@@ -1,0 +1,50 @@
+package dev.patchbay.router.scrape;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What the router assumes about an endpoint after sending it a request, until the next scrape. */
+class EndpointMetricsTest {
+    private static final AdapterResidency SLOT = new AdapterResidency(true, false, 8);
+    private static final AdapterResidency HOST = new AdapterResidency(false, false, 8);
+
+    @Test
+    void aSentRequestWaitsAndTakesAFreeSlot() {
+        EndpointMetrics before = EndpointMetrics.builder().waitingRequests(2).runningRequests(5).kvCacheUsage(0.3)
+                .slots(3, 1).resident("a", SLOT).adapterRunning("a", 5).resident("b", HOST).build();
+        EndpointMetrics after = before.withRequestSent("b").withRequestSent("b").withRequestSent("c");
+        assertThat(after.waitingRequests()).isEqualTo(5);
+        assertThat(after.runningRequests()).isEqualTo(5);
+        assertThat(after.adapterWaiting("b")).isEqualTo(2);
+        assertThat(after.adapterWaiting("c")).isEqualTo(1);
+        assertThat(after.residency().get("b").inSlot()).isTrue();
+        assertThat(after.residency().get("c").inSlot()).isTrue();
+        assertThat(after.gpuSlotsUsed()).isEqualTo(3);
+        assertThat(after.waitingAdapters()).containsExactlyInAnyOrder("b", "c");
+        // Slots full: the next new adapter waits without a slot.
+        EndpointMetrics full = after.withRequestSent("d");
+        assertThat(full.gpuSlotsUsed()).isEqualTo(3);
+        assertThat(full.residency()).doesNotContainKey("d");
+        assertThat(full.adapterWaiting("d")).isEqualTo(1);
+        // The original is untouched.
+        assertThat(before.waitingRequests()).isEqualTo(2);
+        assertThat(before.gpuSlotsUsed()).isEqualTo(1);
+        assertThat(before.residency().get("b").inSlot()).isFalse();
+    }
+
+    @Test
+    void baseModelAndLegacyOnlyEndpointsOnlyGrowTheQueue() {
+        EndpointMetrics legacy = EndpointMetrics.builder().waitingRequests(1).activeAdapters(Set.of("a")).maxLora(2)
+                .build();
+        EndpointMetrics afterBase = legacy.withRequestSent(null);
+        assertThat(afterBase.waitingRequests()).isEqualTo(2);
+        assertThat(afterBase.waitingAdapters()).isEmpty();
+        EndpointMetrics afterAdapter = legacy.withRequestSent("b");
+        assertThat(afterAdapter.waitingAdapters()).containsExactly("b");
+        assertThat(afterAdapter.hasResidencyFamilies()).isFalse();
+        assertThat(afterAdapter.adapterWaiting()).isEmpty();
+    }
+}
