@@ -22,7 +22,8 @@ import java.util.function.LongSupplier;
  * slot is idle and the hot adapter's next request is sent there (this filter keeps only that endpoint for it);
  * until then no adapter that would need a slot there is sent there either. The drain ends when the hot adapter
  * is in the slot, when another adapter took it, or after a timeout. One drain per endpoint and per hot adapter at
- * a time, so placement moves a slot at a time instead of thrashing.
+ * a time, and none on an endpoint whose last drain ended less than a cooldown ago, so placement moves a slot at a
+ * time instead of thrashing.
  *
  * <p>For every request it removes the endpoints where that request would hinder a drain, unless none is left.
  * Thread-safe: drains live in a concurrent map; two racing picks may each start one, which is harmless.
@@ -32,6 +33,7 @@ public final class LoraSpreadFilter implements Filter {
     /** Holders count as overloaded when their waiting queues are this much longer than the drain target's. */
     public static final int DEFAULT_OVERLOAD_WAITING = 8;
     public static final long DEFAULT_TIMEOUT_NANOS = 60_000_000_000L;
+    public static final long DEFAULT_COOLDOWN_NANOS = 30_000_000_000L;
 
     /** {@code adapter} is being drained from an endpoint to make room for {@code forAdapter}. */
     record Drain(String adapter, String forAdapter, long sinceNanos) {
@@ -48,18 +50,22 @@ public final class LoraSpreadFilter implements Filter {
     }
 
     private final Map<Endpoint, Drain> drains = new ConcurrentHashMap<>();
+    /** When each endpoint's last drain ended: two adapters must not swap a slot back and forth. */
+    private final Map<Endpoint, Long> drainEnded = new ConcurrentHashMap<>();
     private final LongSupplier nanoClock;
     private final int overloadWaiting;
     private final long timeoutNanos;
+    private final long cooldownNanos;
 
-    public LoraSpreadFilter(LongSupplier nanoClock, int overloadWaiting, long timeoutNanos) {
+    public LoraSpreadFilter(LongSupplier nanoClock, int overloadWaiting, long timeoutNanos, long cooldownNanos) {
         this.nanoClock = nanoClock;
         this.overloadWaiting = overloadWaiting;
         this.timeoutNanos = timeoutNanos;
+        this.cooldownNanos = cooldownNanos;
     }
 
     public LoraSpreadFilter(LongSupplier nanoClock) {
-        this(nanoClock, DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS);
+        this(nanoClock, DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS, DEFAULT_COOLDOWN_NANOS);
     }
 
     @Override
@@ -128,7 +134,9 @@ public final class LoraSpreadFilter implements Filter {
             boolean arrived = LoraPlacement.of(m, drain.forAdapter()) == LoraPlacement.IN_SLOT;
             boolean slotTakenByAnother = (drained == null || !drained.inSlot()) && m.gpuSlotsUsed() >= m.gpuSlots();
             if (arrived || slotTakenByAnother || now - drain.sinceNanos() > timeoutNanos) {
-                drains.remove(state.endpoint(), drain);
+                if (drains.remove(state.endpoint(), drain)) {
+                    drainEnded.put(state.endpoint(), now);
+                }
             }
         }
     }
@@ -161,6 +169,10 @@ public final class LoraSpreadFilter implements Filter {
         Victim best = null;
         for (EndpointState state : candidates) {
             EndpointMetrics m = state.metrics();
+            Long ended = drainEnded.get(state.endpoint());
+            if (ended != null && now - ended < cooldownNanos) {
+                continue;
+            }
             if (drains.containsKey(state.endpoint()) || holdsOrAwaits(m, adapter) || hasQueuedSlotClaim(m)
                     || holdersMinWaiting - m.waitingRequests() < overloadWaiting) {
                 continue;

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LoraSpreadFilterTest {
     private static final AdapterResidency SLOT = new AdapterResidency(true, false, 8);
     private final AtomicLong clock = new AtomicLong();
-    private final LoraSpreadFilter filter = new LoraSpreadFilter(clock::get, 8, 60_000_000_000L);
+    private final LoraSpreadFilter filter = new LoraSpreadFilter(clock::get, 8, 60_000_000_000L, 30_000_000_000L);
 
     /** Three slots, all held; each adapter given as name=running. */
     private static EndpointState busy(int port, int waiting, Map<String, Integer> running) {
@@ -79,7 +79,7 @@ class LoraSpreadFilterTest {
         filter.filter(PickRequest.adapter("c"), taken);
         assertThat(filter.drains()).isEmpty();
 
-        LoraSpreadFilter timed = new LoraSpreadFilter(clock::get, 8, 1_000);
+        LoraSpreadFilter timed = new LoraSpreadFilter(clock::get, 8, 1_000, 0);
         timed.filter(PickRequest.adapter("hot"), frozenPool());
         assertThat(timed.drains()).hasSize(1);
         clock.addAndGet(999);
@@ -88,6 +88,28 @@ class LoraSpreadFilterTest {
         clock.addAndGet(2);
         timed.filter(PickRequest.adapter("c"), frozenPool());
         assertThat(timed.drains()).isEmpty();
+    }
+
+    @Test
+    void anEndpointWhoseDrainEndedIsLeftAloneForTheCooldown() {
+        LoraSpreadFilter cooled = new LoraSpreadFilter(clock::get, 8, 60_000, 10_000);
+        cooled.filter(PickRequest.adapter("hot"), frozenPool());
+        List<EndpointState> arrived = List.of(
+                busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
+                busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)),
+                busy(3, 0, Map.of("f", 50, "hot", 1, "g", 40)));
+        cooled.filter(PickRequest.adapter("c"), arrived);
+        assertThat(cooled.drains()).isEmpty();
+        // Another hot adapter "k" is overloaded on port 4; port 3, which just took a slot, is the only short queue.
+        List<EndpointState> next = List.of(
+                busy(4, 40, Map.of("k", 250, "f", 3, "z", 3)),
+                busy(3, 0, Map.of("f", 50, "hot", 1, "g", 40)));
+        clock.addAndGet(9_999);
+        cooled.filter(PickRequest.adapter("k"), next);
+        assertThat(cooled.drains()).isEmpty();
+        clock.addAndGet(2);
+        cooled.filter(PickRequest.adapter("k"), next);
+        assertThat(cooled.drains()).containsExactly(Map.entry(next.get(1).endpoint(), "f"));
     }
 
     @Test
