@@ -47,6 +47,26 @@ class AdapterLoadLatencyTest {
         assertThat(coldDone).isGreaterThan(5.0).isLessThan(5.3);
     }
 
+    @Test
+    void aLoadingAdapterKeepsItsSlotAgainstLaterRequestsOfOtherAdapters() throws Exception {
+        LatencyModel slowDisk = LatencyModel.ofMillis(5, 0.1, 0.2, 0.5, 5000, 3);
+        EngineFixture f = new EngineFixture(EngineFixture.config().maxLoras(2).maxCpuLoras(3).build(), slowDisk,
+                TextMode.RANDOM, dir);
+        f.load("busy");
+        f.load("later");
+        f.register("cold");
+        long t0 = f.clock.nanos();
+        long busy = f.submit("busy", 16, 2000); // holds one slot for about 20 s
+        long cold = f.submit("cold", 16, 10);
+        long later = f.submit("later", 16, 10);
+        f.driver.runToCompletion();
+        // First come, first served across the load: "cold" arrived first and gets the free slot once loaded;
+        // "later" waits for a slot instead of taking it while "cold" loads (and keeping it while "busy" runs).
+        assertThat(seconds(f, cold, t0)).isGreaterThan(5.0).isLessThan(5.3);
+        assertThat(seconds(f, later, t0)).isGreaterThan(seconds(f, cold, t0));
+        assertThat(seconds(f, busy, t0)).isGreaterThan(seconds(f, later, t0));
+    }
+
     private static double seconds(EngineFixture f, long id, long t0) {
         return (f.finishNanos.get(id) - t0) / 1e9;
     }

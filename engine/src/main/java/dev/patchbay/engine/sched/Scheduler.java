@@ -18,7 +18,8 @@ import java.util.Set;
  * allow. LoRA rule: the step's adapter set starts as the running requests' adapters; a waiting request whose
  * adapter is not in the set is skipped, keeping its place at the head, once the set holds {@code max_loras}
  * adapters; the scan goes on, so requests for adapters in the set and base-model requests are still admitted.
- * A request whose adapter is not yet in host memory is skipped the same way while its load runs off the loop.
+ * A request whose adapter is not yet in host memory is skipped the same way while its load runs off the loop, and
+ * its adapter counts toward the step's set meanwhile, so later requests of other adapters do not take its slot.
  */
 public final class Scheduler {
     /** Waiting requests whose adapters are fetched ahead of their turn. */
@@ -88,10 +89,11 @@ public final class Scheduler {
         long activationNanos = 0;
         if (preempted.isEmpty()) {
             ArrayDeque<Request> skipped = new ArrayDeque<>();
+            Set<RegisteredAdapter> loading = new HashSet<>();
             while (!waiting.isEmpty() && budget > 0 && running.size() < config.maxNumSeqs()) {
                 Request r = waiting.peekFirst();
                 RegisteredAdapter a = r.adapter;
-                if (a != null && !admissible(a, stepAdapters)) {
+                if (a != null && !admissible(a, stepAdapters, loading)) {
                     skipped.addLast(waiting.pollFirst());
                     continue;
                 }
@@ -162,14 +164,21 @@ public final class Scheduler {
         }
     }
 
-    /** A LoRA request may start now if its adapter is in host memory and the step can give it a slot. */
-    private boolean admissible(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters) {
+    /**
+     * A LoRA request may start now if its adapter is in host memory and the step can give it a slot. An adapter
+     * still loading for an earlier request keeps a place among the step's {@code max_loras} ({@code loading}):
+     * were the load synchronous, as in vLLM, that earlier request would hold the slot, and a later request of
+     * another adapter must not take it and leave the earlier one waiting for as long as the slots stay busy.
+     */
+    private boolean admissible(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters,
+                               Set<RegisteredAdapter> loading) {
         if (!tiers.isHostResident(a)) {
             tiers.requestLoad(a);
+            if (!stepAdapters.contains(a)) loading.add(a);
             return false;
         }
         if (stepAdapters.contains(a)) return true;
-        return stepAdapters.size() < config.maxLoras() && tiers.canTakeSlot(a, stepAdapters);
+        return stepAdapters.size() + loading.size() < config.maxLoras() && tiers.canTakeSlot(a, stepAdapters);
     }
 
     private void prefetchAdapters() {

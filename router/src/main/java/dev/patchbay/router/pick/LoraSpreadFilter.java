@@ -25,6 +25,10 @@ import java.util.function.LongSupplier;
  * a time, and none on an endpoint whose last drain ended less than a cooldown ago, so placement moves a slot at a
  * time instead of thrashing.
  *
+ * <p>The same drain rescues an adapter that lost its last slot while every slot was busy (its requests, queued
+ * where it has no slot, would wait until some adapter there has no request left, under steady traffic never): the
+ * drain is then on an endpoint where its requests wait.
+ *
  * <p>For every request it removes the endpoints where that request would hinder a drain, unless none is left.
  * Thread-safe: drains live in a concurrent map; two racing picks may each start one, which is harmless.
  */
@@ -141,24 +145,34 @@ public final class LoraSpreadFilter implements Filter {
         }
     }
 
-    /** Drains a slot for {@code adapter} when every endpoint holding it has a long queue and none has room. */
+    /**
+     * Drains a slot for {@code adapter} when no endpoint has room for it and either no endpoint holds it while its
+     * requests are stuck somewhere (queued where it has no slot and every slot is busy: they wait until some adapter
+     * there has no request left, under steady traffic never; the drain is then where they wait), or every endpoint
+     * holding it has a long queue (the drain is then on an endpoint with a much shorter one).
+     */
     private void maybeStartDrain(String adapter, List<EndpointState> candidates, long now) {
         if (candidates.size() < 2) {
             return;
         }
         int holdersMinWaiting = Integer.MAX_VALUE;
+        boolean stuckSomewhere = false;
         for (EndpointState state : candidates) {
-            if (!state.metrics().hasResidencyFamilies()) {
+            EndpointMetrics m = state.metrics();
+            if (!m.hasResidencyFamilies()) {
                 return; // without residency the idle slots are invisible; draining would be blind
             }
-            if (holdsOrAwaits(state.metrics(), adapter)) {
-                holdersMinWaiting = Math.min(holdersMinWaiting, state.metrics().waitingRequests());
-            } else if (LoraPlacement.of(state.metrics(), adapter) != LoraPlacement.ALL_SLOTS_BUSY) {
+            if (holds(m, adapter)) {
+                holdersMinWaiting = Math.min(holdersMinWaiting, m.waitingRequests());
+            } else if (LoraPlacement.of(m, adapter) != LoraPlacement.ALL_SLOTS_BUSY) {
                 return; // some endpoint has room already
+            } else if (m.adapterWaiting(adapter) > 0) {
+                stuckSomewhere = true;
             }
         }
-        if (holdersMinWaiting == Integer.MAX_VALUE) {
-            return; // no holder: the request goes where it waits least, as usual
+        boolean noHolder = holdersMinWaiting == Integer.MAX_VALUE;
+        if (noHolder && !stuckSomewhere) {
+            return; // a first request: it goes where it waits least, as usual
         }
         for (Drain drain : drains.values()) {
             if (drain.forAdapter().equals(adapter)) {
@@ -170,12 +184,13 @@ public final class LoraSpreadFilter implements Filter {
         for (EndpointState state : candidates) {
             EndpointMetrics m = state.metrics();
             Long ended = drainEnded.get(state.endpoint());
-            if (ended != null && now - ended < cooldownNanos) {
+            if ((ended != null && now - ended < cooldownNanos) || drains.containsKey(state.endpoint())
+                    || holds(m, adapter) || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
+                // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
-            if (drains.containsKey(state.endpoint()) || holdsOrAwaits(m, adapter) || hasQueuedSlotClaim(m)
-                    || holdersMinWaiting - m.waitingRequests() < overloadWaiting) {
-                continue;
+            if (noHolder ? m.adapterWaiting(adapter) == 0 : holdersMinWaiting - m.waitingRequests() < overloadWaiting) {
+                continue; // stuck requests are served where they wait; otherwise only a much shorter queue helps
             }
             Victim victim = victim(m, adapter, candidates);
             if (victim != null && (best == null || victim.betterThan(best)
@@ -189,16 +204,18 @@ public final class LoraSpreadFilter implements Filter {
         }
     }
 
-    /** The adapter is in a slot there, or requests for it wait there (it is being loaded, or will be). */
-    private static boolean holdsOrAwaits(EndpointMetrics m, String adapter) {
-        return m.adapterWaiting(adapter) > 0 || LoraPlacement.of(m, adapter) == LoraPlacement.IN_SLOT;
+    /** The adapter is in a slot there, or requests for it wait there with a slot to be had (it is loading). */
+    private static boolean holds(EndpointMetrics m, String adapter) {
+        LoraPlacement placement = LoraPlacement.of(m, adapter);
+        return placement == LoraPlacement.IN_SLOT
+                || (m.adapterWaiting(adapter) > 0 && placement != LoraPlacement.ALL_SLOTS_BUSY);
     }
 
-    /** Requests already queued there for an adapter without a slot would take the freed slot first. */
-    private static boolean hasQueuedSlotClaim(EndpointMetrics m) {
+    /** Requests queued there for another adapter without a slot would take the freed slot first. */
+    private static boolean hasQueuedSlotClaim(EndpointMetrics m, String adapter) {
         for (var entry : m.adapterWaiting().entrySet()) {
             AdapterResidency r = m.residency().get(entry.getKey());
-            if (entry.getValue() > 0 && (r == null || !r.inSlot())) {
+            if (entry.getValue() > 0 && (r == null || !r.inSlot()) && !entry.getKey().equals(adapter)) {
                 return true;
             }
         }
@@ -209,7 +226,11 @@ public final class LoraSpreadFilter implements Filter {
         return (long) m.waitingRequests() + m.runningRequests();
     }
 
-    private static Victim victim(EndpointMetrics m, String forAdapter, List<EndpointState> candidates) {
+    /**
+     * The unpinned slot adapter whose slot frees soonest: one another endpoint also holds in a slot (and is not
+     * draining), so its traffic has somewhere to go at once, then the fewest requests there.
+     */
+    private Victim victim(EndpointMetrics m, String forAdapter, List<EndpointState> candidates) {
         Victim best = null;
         for (var entry : m.residency().entrySet()) {
             String name = entry.getKey();
@@ -225,9 +246,11 @@ public final class LoraSpreadFilter implements Filter {
         return best;
     }
 
-    private static boolean heldElsewhere(String adapter, EndpointMetrics here, List<EndpointState> candidates) {
+    private boolean heldElsewhere(String adapter, EndpointMetrics here, List<EndpointState> candidates) {
         for (EndpointState state : candidates) {
-            if (state.metrics() != here && LoraPlacement.of(state.metrics(), adapter) == LoraPlacement.IN_SLOT) {
+            Drain drain = drains.get(state.endpoint());
+            if (state.metrics() != here && LoraPlacement.of(state.metrics(), adapter) == LoraPlacement.IN_SLOT
+                    && (drain == null || !drain.adapter().equals(adapter))) {
                 return true;
             }
         }

@@ -58,6 +58,23 @@ class LoraSpreadFilterTest {
     }
 
     @Test
+    void anAdapterHeldNowhereGetsASlotDrainedWhereItsRequestsAreStuck() {
+        // "lost" lost its last slot while every slot in the pool is busy: its requests queue and would wait forever.
+        EndpointState stuck = state(2, EndpointMetrics.builder().waitingRequests(5).slots(3, 3)
+                .resident("c", SLOT).adapterRunning("c", 60).resident("a", SLOT).adapterRunning("a", 9)
+                .resident("e", SLOT).adapterRunning("e", 4).adapterWaiting("lost", 5).build());
+        List<EndpointState> pool = List.of(
+                busy(1, 0, Map.of("hot", 250, "a", 3, "b", 3)),
+                stuck,
+                busy(3, 0, Map.of("f", 50, "g", 2, "h", 40)));
+        filter.filter(PickRequest.adapter("lost"), List.of(pool.get(0), pool.get(2)));
+        assertThat(filter.drains()).as("no stuck request yet: a first request goes where it waits least").isEmpty();
+        filter.filter(PickRequest.adapter("lost"), pool);
+        // Drained where the requests wait; "a" is also held on port 1, so its traffic has somewhere to go.
+        assertThat(filter.drains()).containsExactly(Map.entry(stuck.endpoint(), "a"));
+    }
+
+    @Test
     void theDrainEndsWhenTheHotAdapterHasTheSlot() {
         filter.filter(PickRequest.adapter("hot"), frozenPool());
         assertThat(filter.drains()).hasSize(1);
