@@ -128,6 +128,8 @@ public final class LoraSpreadFilter implements Filter {
         if (drains.isEmpty()) {
             return;
         }
+        // Timed out, including drains on endpoints that have left the pool or are not ready.
+        drains.values().removeIf(drain -> now - drain.sinceNanos() > timeoutNanos);
         for (EndpointState state : candidates) {
             Drain drain = drains.get(state.endpoint());
             if (drain == null) {
@@ -137,7 +139,7 @@ public final class LoraSpreadFilter implements Filter {
             AdapterResidency drained = m.residency().get(drain.adapter());
             boolean arrived = LoraPlacement.of(m, drain.forAdapter()) == LoraPlacement.IN_SLOT;
             boolean slotTakenByAnother = (drained == null || !drained.inSlot()) && m.gpuSlotsUsed() >= m.gpuSlots();
-            if (arrived || slotTakenByAnother || now - drain.sinceNanos() > timeoutNanos) {
+            if (arrived || slotTakenByAnother) {
                 if (drains.remove(state.endpoint(), drain)) {
                     drainEnded.put(state.endpoint(), now);
                 }

@@ -105,6 +105,14 @@ class LoraSpreadFilterTest {
         clock.addAndGet(2);
         timed.filter(PickRequest.adapter("c"), frozenPool());
         assertThat(timed.drains()).isEmpty();
+
+        // A drain on an endpoint that left the pool times out too, so the hot adapter can get another.
+        timed.filter(PickRequest.adapter("hot"), frozenPool());
+        assertThat(timed.drains()).hasSize(1);
+        List<EndpointState> withoutPort3 = frozenPool().subList(0, 2);
+        clock.addAndGet(1_001);
+        timed.filter(PickRequest.adapter("hot"), withoutPort3);
+        assertThat(timed.drains()).containsExactly(Map.entry(withoutPort3.get(1).endpoint(), "e"));
     }
 
     @Test
