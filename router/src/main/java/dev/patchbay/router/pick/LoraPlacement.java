@@ -29,7 +29,7 @@ public enum LoraPlacement {
             return IN_SLOT;
         }
         boolean freeSlot = m.gpuSlotsUsed() < m.gpuSlots();
-        boolean idleSlot = !freeSlot && hasIdleEvictableSlot(m);
+        boolean idleSlot = !freeSlot && m.idleEvictableSlot();
         if (here != null) {
             return freeSlot || idleSlot ? IN_HOST : ALL_SLOTS_BUSY;
         }
@@ -37,17 +37,6 @@ public enum LoraPlacement {
             return FREE_SLOT;
         }
         return idleSlot ? IDLE_SLOT : ALL_SLOTS_BUSY;
-    }
-
-    private static boolean hasIdleEvictableSlot(EndpointMetrics m) {
-        for (var entry : m.residency().entrySet()) {
-            AdapterResidency r = entry.getValue();
-            if (r.inSlot() && !r.pinned()
-                    && m.adapterRunning(entry.getKey()) == 0 && m.adapterWaiting(entry.getKey()) == 0) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

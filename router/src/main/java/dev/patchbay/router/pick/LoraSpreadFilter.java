@@ -157,16 +157,25 @@ public final class LoraSpreadFilter implements Filter {
         if (candidates.size() < 2) {
             return;
         }
-        int holdersMinWaiting = Integer.MAX_VALUE;
-        boolean stuckSomewhere = false;
+        // Cheap check first (a pick must stay in microseconds): a free slot on an endpoint that does not hold the
+        // adapter is room already.
         for (EndpointState state : candidates) {
             EndpointMetrics m = state.metrics();
             if (!m.hasResidencyFamilies()) {
                 return; // without residency the idle slots are invisible; draining would be blind
             }
-            if (holds(m, adapter)) {
+            if (m.gpuSlotsUsed() < m.gpuSlots() && m.adapterWaiting(adapter) == 0 && !m.residency().containsKey(adapter)) {
+                return;
+            }
+        }
+        int holdersMinWaiting = Integer.MAX_VALUE;
+        boolean stuckSomewhere = false;
+        for (EndpointState state : candidates) {
+            EndpointMetrics m = state.metrics();
+            LoraPlacement placement = LoraPlacement.of(m, adapter);
+            if (holds(m, adapter, placement)) {
                 holdersMinWaiting = Math.min(holdersMinWaiting, m.waitingRequests());
-            } else if (LoraPlacement.of(m, adapter) != LoraPlacement.ALL_SLOTS_BUSY) {
+            } else if (placement != LoraPlacement.ALL_SLOTS_BUSY) {
                 return; // some endpoint has room already
             } else if (m.adapterWaiting(adapter) > 0) {
                 stuckSomewhere = true;
@@ -187,7 +196,7 @@ public final class LoraSpreadFilter implements Filter {
             EndpointMetrics m = state.metrics();
             Long ended = drainEnded.get(state.endpoint());
             if ((ended != null && now - ended < cooldownNanos) || drains.containsKey(state.endpoint())
-                    || holds(m, adapter) || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
+                    || holds(m, adapter, LoraPlacement.of(m, adapter)) || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
                 // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
@@ -207,8 +216,7 @@ public final class LoraSpreadFilter implements Filter {
     }
 
     /** The adapter is in a slot there, or requests for it wait there with a slot to be had (it is loading). */
-    private static boolean holds(EndpointMetrics m, String adapter) {
-        LoraPlacement placement = LoraPlacement.of(m, adapter);
+    private static boolean holds(EndpointMetrics m, String adapter, LoraPlacement placement) {
         return placement == LoraPlacement.IN_SLOT
                 || (m.adapterWaiting(adapter) > 0 && placement != LoraPlacement.ALL_SLOTS_BUSY);
     }

@@ -23,6 +23,8 @@ import java.util.Set;
  * @param residency          {@code vllm:lora_adapter_loaded}: every resident adapter and its tier
  * @param gpuSlots           {@code vllm:max_gpu_lora_adapters}
  * @param gpuSlotsUsed       {@code vllm:num_gpu_loaded_lora_adapters}
+ * @param idleEvictableSlot  derived, recomputed here whatever is passed: some unpinned adapter in a slot has no
+ *                           request running or waiting (a cheap eviction); computed once per scrape, not per pick
  */
 public record EndpointMetrics(
         String modelName,
@@ -37,7 +39,8 @@ public record EndpointMetrics(
         Map<String, Integer> adapterWaiting,
         Map<String, AdapterResidency> residency,
         int gpuSlots,
-        int gpuSlotsUsed) {
+        int gpuSlotsUsed,
+        boolean idleEvictableSlot) {
 
     /** An idle server that reported nothing about LoRA. */
     public static final EndpointMetrics EMPTY = builder().build();
@@ -48,6 +51,15 @@ public record EndpointMetrics(
         adapterRunning = Map.copyOf(adapterRunning);
         adapterWaiting = Map.copyOf(adapterWaiting);
         residency = Map.copyOf(residency);
+        idleEvictableSlot = false;
+        for (var entry : residency.entrySet()) {
+            AdapterResidency r = entry.getValue();
+            if (r.inSlot() && !r.pinned() && adapterRunning.getOrDefault(entry.getKey(), 0) == 0
+                    && adapterWaiting.getOrDefault(entry.getKey(), 0) == 0) {
+                idleEvictableSlot = true;
+                break;
+            }
+        }
     }
 
     public int adapterRunning(String adapter) {
@@ -80,7 +92,7 @@ public record EndpointMetrics(
         if (adapter == null) {
             return new EndpointMetrics(modelName, waitingRequests + 1, runningRequests, kvCacheUsage, activeAdapters,
                     waitingAdapters, maxLora, hasResidencyFamilies, adapterRunning, adapterWaiting, residency,
-                    gpuSlots, gpuSlotsUsed);
+                    gpuSlots, gpuSlotsUsed, false);
         }
         Set<String> waitingNames = new HashSet<>(waitingAdapters);
         waitingNames.add(adapter);
@@ -100,7 +112,7 @@ public record EndpointMetrics(
         }
         return new EndpointMetrics(modelName, waitingRequests + 1, runningRequests, kvCacheUsage, activeAdapters,
                 waitingNames, maxLora, hasResidencyFamilies, adapterRunning, waitingCounts, resident, gpuSlots,
-                slotsUsed);
+                slotsUsed, false);
     }
 
     public static Builder builder() {
@@ -162,7 +174,7 @@ public record EndpointMetrics(
         public EndpointMetrics build() {
             return new EndpointMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage,
                     activeAdapters, waitingAdapters, maxLora, hasResidencyFamilies,
-                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed);
+                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed, false);
         }
     }
 }
