@@ -45,11 +45,15 @@ public final class LoraSpreadFilter implements Filter {
 
     /** A slot adapter that could be drained, and how soon its slot would free. */
     private record Victim(String adapter, boolean heldElsewhere, int requests) {
+        /** Ties go to the smaller name: the order of a scraped map is no order, and picks must be reproducible. */
         boolean betterThan(Victim other) {
             if (heldElsewhere != other.heldElsewhere) {
                 return heldElsewhere;
             }
-            return requests < other.requests;
+            if (requests != other.requests) {
+                return requests < other.requests;
+            }
+            return adapter.compareTo(other.adapter) < 0;
         }
     }
 
@@ -129,7 +133,11 @@ public final class LoraSpreadFilter implements Filter {
             return;
         }
         // Timed out, including drains on endpoints that have left the pool or are not ready.
-        drains.values().removeIf(drain -> now - drain.sinceNanos() > timeoutNanos);
+        for (var entry : drains.entrySet()) {
+            if (now - entry.getValue().sinceNanos() > timeoutNanos && drains.remove(entry.getKey(), entry.getValue())) {
+                drainEnded.put(entry.getKey(), now);
+            }
+        }
         for (EndpointState state : candidates) {
             Drain drain = drains.get(state.endpoint());
             if (drain == null) {

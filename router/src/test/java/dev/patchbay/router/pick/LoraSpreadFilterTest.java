@@ -75,6 +75,18 @@ class LoraSpreadFilterTest {
     }
 
     @Test
+    void equallyGoodVictimsAreChosenByNameSoPicksAreReproducible() {
+        // Two adapters on port 3, both held elsewhere and with as many requests: the smaller name, whatever the
+        // iteration order of the scraped maps (it changes from one JVM to the next).
+        List<EndpointState> pool = List.of(
+                busy(1, 40, Map.of("hot", 250, "m", 3, "b", 3)),
+                busy(2, 40, Map.of("hot", 250, "k", 3, "e", 20)),
+                busy(3, 0, Map.of("m", 5, "k", 5, "g", 40)));
+        filter.filter(PickRequest.adapter("hot"), pool);
+        assertThat(filter.drains()).containsExactly(Map.entry(pool.get(2).endpoint(), "k"));
+    }
+
+    @Test
     void theDrainEndsWhenTheHotAdapterHasTheSlot() {
         filter.filter(PickRequest.adapter("hot"), frozenPool());
         assertThat(filter.drains()).hasSize(1);
