@@ -51,7 +51,8 @@ public final class LlamaModel implements Model {
         if (!Files.isDirectory(dir)) throw new IOException(dir + ": not a model directory");
         Path configFile = dir.resolve("config.json");
         if (!Files.isRegularFile(configFile)) throw new IOException(dir + ": no config.json");
-        ModelConfig config = ModelConfig.read(configFile);
+        JsonNode configJson = ModelConfig.readTree(configFile);
+        ModelConfig config = ModelConfig.fromJson(configJson, configFile.toString());
         if (!ARCHITECTURES.contains(config.architecture())) {
             throw new IOException(configFile + ": architecture " + config.architecture() + " is not supported (" + ARCHITECTURES + ")");
         }
@@ -63,7 +64,7 @@ public final class LlamaModel implements Model {
         int[] windows;
         try {
             rope = Rope.of(config);
-            windows = SlidingWindow.perLayer(new ObjectMapper().readTree(configFile.toFile()), config);
+            windows = SlidingWindow.perLayer(configJson, config);
         } catch (IOException e) {
             throw new IOException(configFile + ": " + e.getMessage(), e);
         }
@@ -82,7 +83,7 @@ public final class LlamaModel implements Model {
         String bos = tc == null ? null : tokenText(tc.get("bos_token"));
         String eos = tc == null ? null : tokenText(tc.get("eos_token"));
         Boolean addBos = tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;
-        if (eos == null) eos = eosFromConfig(configFile, tokenizerFile);
+        if (eos == null) eos = eosFromConfig(configJson, tokenizerFile);
         BpeTokenizer tokenizer = BpeTokenizer.read(tokenizerFile, bos, eos, addBos);
         ChatTemplate template = null;
         String templateText = tc == null ? null : templateText(tc.get("chat_template"));
@@ -94,8 +95,8 @@ public final class LlamaModel implements Model {
     }
 
     /** The text of the token config.json's eos_token_id names, for a tokenizer_config.json without eos_token. */
-    private static String eosFromConfig(Path configFile, Path tokenizerFile) throws IOException {
-        JsonNode id = new ObjectMapper().readTree(configFile.toFile()).get("eos_token_id");
+    private static String eosFromConfig(JsonNode configJson, Path tokenizerFile) throws IOException {
+        JsonNode id = configJson.get("eos_token_id");
         int eosId = id == null ? -1 : id.isArray() ? id.path(0).asInt(-1) : id.asInt(-1);
         if (eosId < 0) return null;
         for (JsonNode t : new ObjectMapper().readTree(tokenizerFile.toFile()).path("added_tokens")) {

@@ -33,13 +33,16 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
     }
 
     public static ModelConfig read(Path configJson) throws IOException {
-        JsonNode n;
+        return fromJson(readTree(configJson), configJson.toString());
+    }
+
+    /** config.json parsed, for readers of fields beyond these (the real executor's sliding window). */
+    public static JsonNode readTree(Path configJson) throws IOException {
         try {
-            n = new ObjectMapper().readTree(configJson.toFile());
+            return new ObjectMapper().readTree(configJson.toFile());
         } catch (IOException e) {
             throw new IOException(configJson + ": not valid JSON: " + e.getMessage(), e);
         }
-        return fromJson(n, configJson.toString());
     }
 
     public static ModelConfig fromJson(JsonNode n, String source) throws IOException {

@@ -165,23 +165,17 @@ public final class LoraSpreadFilter implements Filter {
         if (candidates.size() < 2) {
             return;
         }
-        // Cheap check first (a pick must stay in microseconds): a free slot on an endpoint that does not hold the
-        // adapter is room already.
-        for (EndpointState state : candidates) {
-            EndpointMetrics m = state.metrics();
+        int holdersMinWaiting = Integer.MAX_VALUE;
+        boolean stuckSomewhere = false;
+        boolean[] holder = new boolean[candidates.size()];
+        for (int i = 0; i < holder.length; i++) {
+            EndpointMetrics m = candidates.get(i).metrics();
             if (!m.hasResidencyFamilies()) {
                 return; // without residency the idle slots are invisible; draining would be blind
             }
-            if (m.gpuSlotsUsed() < m.gpuSlots() && m.adapterWaiting(adapter) == 0 && !m.residency().containsKey(adapter)) {
-                return;
-            }
-        }
-        int holdersMinWaiting = Integer.MAX_VALUE;
-        boolean stuckSomewhere = false;
-        for (EndpointState state : candidates) {
-            EndpointMetrics m = state.metrics();
             LoraPlacement placement = LoraPlacement.of(m, adapter);
-            if (holds(m, adapter, placement)) {
+            holder[i] = holds(m, adapter, placement);
+            if (holder[i]) {
                 holdersMinWaiting = Math.min(holdersMinWaiting, m.waitingRequests());
             } else if (placement != LoraPlacement.ALL_SLOTS_BUSY) {
                 return; // some endpoint has room already
@@ -198,20 +192,25 @@ public final class LoraSpreadFilter implements Filter {
                 return;
             }
         }
+        Map<String, Integer> slotHolders = null;
         EndpointState target = null;
         Victim best = null;
-        for (EndpointState state : candidates) {
+        for (int i = 0; i < holder.length; i++) {
+            EndpointState state = candidates.get(i);
             EndpointMetrics m = state.metrics();
             Long ended = drainEnded.get(state.endpoint());
             if ((ended != null && now - ended < cooldownNanos) || drains.containsKey(state.endpoint())
-                    || holds(m, adapter, LoraPlacement.of(m, adapter)) || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
+                    || holder[i] || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
                 // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
             if (noHolder ? m.adapterWaiting(adapter) == 0 : holdersMinWaiting - m.waitingRequests() < overloadWaiting) {
                 continue; // stuck requests are served where they wait; otherwise only a much shorter queue helps
             }
-            Victim victim = victim(m, adapter, candidates);
+            if (slotHolders == null) {
+                slotHolders = slotHolders(candidates);
+            }
+            Victim victim = victim(m, adapter, slotHolders);
             if (victim != null && (best == null || victim.betterThan(best)
                     || (!best.betterThan(victim) && load(m) < load(target.metrics())))) {
                 target = state;
@@ -246,16 +245,18 @@ public final class LoraSpreadFilter implements Filter {
 
     /**
      * The unpinned slot adapter whose slot frees soonest: one another endpoint also holds in a slot (and is not
-     * draining), so its traffic has somewhere to go at once, then the fewest requests there.
+     * draining), so its traffic has somewhere to go at once, then the fewest requests there. {@code slotHolders}
+     * counts, per adapter, the endpoints holding it in a slot and not draining it; the target endpoint is one of
+     * them for each of its own slot adapters (it has no drain).
      */
-    private Victim victim(EndpointMetrics m, String forAdapter, List<EndpointState> candidates) {
+    private static Victim victim(EndpointMetrics m, String forAdapter, Map<String, Integer> slotHolders) {
         Victim best = null;
         for (var entry : m.residency().entrySet()) {
             String name = entry.getKey();
             if (!entry.getValue().inSlot() || entry.getValue().pinned() || name.equals(forAdapter)) {
                 continue;
             }
-            Victim v = new Victim(name, heldElsewhere(name, m, candidates),
+            Victim v = new Victim(name, slotHolders.getOrDefault(name, 0) > 1,
                     m.adapterRunning(name) + m.adapterWaiting(name));
             if (best == null || v.betterThan(best)) {
                 best = v;
@@ -264,14 +265,17 @@ public final class LoraSpreadFilter implements Filter {
         return best;
     }
 
-    private boolean heldElsewhere(String adapter, EndpointMetrics here, List<EndpointState> candidates) {
+    /** Per adapter, how many candidates hold it in a slot without draining it: counted once per drain decision. */
+    private Map<String, Integer> slotHolders(List<EndpointState> candidates) {
+        Map<String, Integer> counts = new HashMap<>();
         for (EndpointState state : candidates) {
             Drain drain = drains.get(state.endpoint());
-            if (state.metrics() != here && LoraPlacement.of(state.metrics(), adapter) == LoraPlacement.IN_SLOT
-                    && (drain == null || !drain.adapter().equals(adapter))) {
-                return true;
+            for (var entry : state.metrics().residency().entrySet()) {
+                if (entry.getValue().inSlot() && (drain == null || !drain.adapter().equals(entry.getKey()))) {
+                    counts.merge(entry.getKey(), 1, Integer::sum);
+                }
             }
         }
-        return false;
+        return counts;
     }
 }

@@ -89,17 +89,15 @@ public record EndpointMetrics(
      * @param adapter the request's adapter, or null for a base-model request
      */
     public EndpointMetrics withRequestSent(String adapter) {
-        if (adapter == null) {
-            return new EndpointMetrics(modelName, waitingRequests + 1, runningRequests, kvCacheUsage, activeAdapters,
-                    waitingAdapters, maxLora, hasResidencyFamilies, adapterRunning, adapterWaiting, residency,
-                    gpuSlots, gpuSlotsUsed, false);
-        }
-        Set<String> waitingNames = new HashSet<>(waitingAdapters);
-        waitingNames.add(adapter);
+        Set<String> waitingNames = waitingAdapters;
         Map<String, Integer> waitingCounts = adapterWaiting;
         Map<String, AdapterResidency> resident = residency;
         int slotsUsed = gpuSlotsUsed;
-        if (hasResidencyFamilies) {
+        if (adapter != null) {
+            waitingNames = new HashSet<>(waitingAdapters);
+            waitingNames.add(adapter);
+        }
+        if (adapter != null && hasResidencyFamilies) {
             waitingCounts = new HashMap<>(adapterWaiting);
             waitingCounts.merge(adapter, 1, Integer::sum);
             AdapterResidency here = residency.get(adapter);
