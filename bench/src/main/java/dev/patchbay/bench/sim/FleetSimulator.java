@@ -2,6 +2,8 @@ package dev.patchbay.bench.sim;
 
 import dev.patchbay.engine.EngineConfig;
 import dev.patchbay.engine.EngineRequest;
+import dev.patchbay.engine.RequestListener;
+import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.RequestRejectedException;
 import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.adapter.AdapterException;
@@ -103,6 +105,8 @@ public final class FleetSimulator implements AutoCloseable {
         private List<EndpointState> routerView = new ArrayList<>();
         private long lastEndNanos;
         private final int[] sentTo;
+        /** The router's tally per replica: prompt tokens sent and not yet answered with a first token. */
+        private final long[] promptTokensInFlight;
 
         Run(List<Replica> replicas, EndpointPicker picker, SnapshotScrape.View view, Trace trace,
             RequestLedger ledger, VirtualClock clock) {
@@ -114,6 +118,7 @@ public final class FleetSimulator implements AutoCloseable {
             this.clock = clock;
             for (Replica r : replicas) byEndpoint.put(r.endpoint, r);
             sentTo = new int[replicas.size()];
+            promptTokensInFlight = new long[replicas.size()];
         }
 
         void loop(DoubleConsumer progress) {
@@ -188,7 +193,7 @@ public final class FleetSimulator implements AutoCloseable {
 
         private void route(int i) {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
-            PickResult pick = picker.pick(PickRequest.adapter(adapter), routerView);
+            PickResult pick = picker.pick(PickRequest.adapter(adapter), candidates());
             if (pick.outcome() != PickResult.Outcome.PICKED) {
                 ledger.refused(i);
                 return;
@@ -200,14 +205,27 @@ public final class FleetSimulator implements AutoCloseable {
                 routerView.set(r.index, new EndpointState(seen.endpoint(), seen.metrics().withRequestSent(adapter)));
             }
             register(r, trace.adapter()[i], adapter);
-            EngineRequest req = new EngineRequest(prompt(trace.promptTokens()[i]), adapter,
-                    SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(), ledger.sent(i));
+            int promptTokens = trace.promptTokens()[i];
+            promptTokensInFlight[r.index] += promptTokens;
+            FirstAnswer answer = new FirstAnswer(ledger.sent(i), () -> promptTokensInFlight[r.index] -= promptTokens);
+            EngineRequest req = new EngineRequest(prompt(promptTokens), adapter,
+                    SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(), answer);
             try {
                 r.core.submit(req);
                 r.wantsStep = true;
             } catch (RequestRejectedException e) {
+                answer.answered();
                 ledger.refused(i);
             }
+        }
+
+        /** The router's view with its prompt tally, as the real router's pool hands it to the picker. */
+        private List<EndpointState> candidates() {
+            List<EndpointState> states = new ArrayList<>(routerView.size());
+            for (int k = 0; k < routerView.size(); k++) {
+                states.add(routerView.get(k).withPromptTokensInFlight(promptTokensInFlight[k]));
+            }
+            return states;
         }
 
         /**
@@ -234,6 +252,37 @@ public final class FleetSimulator implements AutoCloseable {
                 prompts[length] = p;
             }
             return p;
+        }
+    }
+
+    /** Passes outputs on and runs {@code onFirst} once, at the first token or the end (what the proxy sees). */
+    private static final class FirstAnswer implements RequestListener {
+        private final RequestListener inner;
+        private Runnable onFirst;
+
+        FirstAnswer(RequestListener inner, Runnable onFirst) {
+            this.inner = inner;
+            this.onFirst = onFirst;
+        }
+
+        @Override
+        public void onOutput(RequestOutput out) {
+            if (out.outputTokens() > 0 || out.finished()) {
+                answered();
+            }
+            inner.onOutput(out);
+        }
+
+        void answered() {
+            if (onFirst != null) {
+                onFirst.run();
+                onFirst = null;
+            }
+        }
+
+        @Override
+        public boolean wantsText() {
+            return inner.wantsText();
         }
     }
 

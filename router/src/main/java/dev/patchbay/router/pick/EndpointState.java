@@ -2,6 +2,27 @@ package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.EndpointMetrics;
 
-/** An endpoint and the metrics the router last read from it: what filters and scorers see. */
-public record EndpointState(Endpoint endpoint, EndpointMetrics metrics) {
+/**
+ * An endpoint and what the router knows of it: what filters and scorers see.
+ *
+ * @param metrics              what the last scrape read (plus the router's own picks since, when it counts them)
+ * @param promptTokensInFlight the router's own tally: estimated prompt tokens of requests it sent there that have
+ *                             not had a first byte of answer yet, i.e. prefill work the endpoint still has to do.
+ *                             No server metric shows it: a prompt being prefilled is already "running".
+ */
+public record EndpointState(Endpoint endpoint, EndpointMetrics metrics, long promptTokensInFlight) {
+    public EndpointState {
+        if (promptTokensInFlight < 0) {
+            throw new IllegalArgumentException("promptTokensInFlight must be >= 0, got " + promptTokensInFlight);
+        }
+    }
+
+    /** A state with nothing in flight (tests, and callers that keep no tally). */
+    public EndpointState(Endpoint endpoint, EndpointMetrics metrics) {
+        this(endpoint, metrics, 0);
+    }
+
+    public EndpointState withPromptTokensInFlight(long tokens) {
+        return tokens == promptTokensInFlight ? this : new EndpointState(endpoint, metrics, tokens);
+    }
 }

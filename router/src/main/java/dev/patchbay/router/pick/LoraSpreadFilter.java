@@ -12,7 +12,7 @@ import java.util.function.LongSupplier;
 
 /**
  * Spreads a hot adapter over one more endpoint when every endpoint holding it in a batch slot has a long waiting
- * queue and no endpoint has a slot to give it. A server frees a slot only when no request of its adapter is left,
+ * queue, or twice the requests of some other endpoint, and no endpoint has a slot to give it. A server frees a slot only when no request of its adapter is left,
  * and a busy adapter always has one, so once every slot in the pool is busy the placement freezes: a hot adapter
  * that landed on one endpoint stays there however long its queue grows, while other endpoints sit half idle.
  *
@@ -36,6 +36,15 @@ public final class LoraSpreadFilter implements Filter {
     public static final String NAME = "lora-spread";
     /** Holders count as overloaded when their waiting queues are this much longer than the drain target's. */
     public static final int DEFAULT_OVERLOAD_WAITING = 8;
+    /**
+     * Or when each holder has at least this many times the drain target's requests (running and waiting), and at
+     * least {@link #MIN_OVERLOAD_REQUESTS}. Near saturation a server's queue stays empty until its running batch is
+     * full, so queues show an overloaded placement only once it is too late; running counts show it earlier (fleet
+     * simulator, gie-multilora at 150 req/s: three replicas holding two 12% adapters at 250 running while others ran
+     * 80, with no waiting request anywhere).
+     */
+    public static final double OVERLOAD_REQUESTS_RATIO = 2.0;
+    public static final int MIN_OVERLOAD_REQUESTS = 32;
     public static final long DEFAULT_TIMEOUT_NANOS = 60_000_000_000L;
     public static final long DEFAULT_COOLDOWN_NANOS = 30_000_000_000L;
 
@@ -159,13 +168,15 @@ public final class LoraSpreadFilter implements Filter {
      * Drains a slot for {@code adapter} when no endpoint has room for it and either no endpoint holds it while its
      * requests are stuck somewhere (queued where it has no slot and every slot is busy: they wait until some adapter
      * there has no request left, under steady traffic never; the drain is then where they wait), or every endpoint
-     * holding it has a long queue (the drain is then on an endpoint with a much shorter one).
+     * holding it has a long queue or many requests (the drain is then on an endpoint with a much shorter queue or
+     * half the requests).
      */
     private void maybeStartDrain(String adapter, List<EndpointState> candidates, long now) {
         if (candidates.size() < 2) {
             return;
         }
         int holdersMinWaiting = Integer.MAX_VALUE;
+        long holdersMinLoad = Long.MAX_VALUE;
         boolean stuckSomewhere = false;
         boolean[] holder = new boolean[candidates.size()];
         for (int i = 0; i < holder.length; i++) {
@@ -177,6 +188,7 @@ public final class LoraSpreadFilter implements Filter {
             holder[i] = holds(m, adapter, placement);
             if (holder[i]) {
                 holdersMinWaiting = Math.min(holdersMinWaiting, m.waitingRequests());
+                holdersMinLoad = Math.min(holdersMinLoad, load(m));
             } else if (placement != LoraPlacement.ALL_SLOTS_BUSY) {
                 return; // some endpoint has room already
             } else if (m.adapterWaiting(adapter) > 0) {
@@ -204,8 +216,9 @@ public final class LoraSpreadFilter implements Filter {
                 // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
-            if (noHolder ? m.adapterWaiting(adapter) == 0 : holdersMinWaiting - m.waitingRequests() < overloadWaiting) {
-                continue; // stuck requests are served where they wait; otherwise only a much shorter queue helps
+            if (noHolder ? m.adapterWaiting(adapter) == 0
+                    : holdersMinWaiting - m.waitingRequests() < overloadWaiting && !muchLessLoaded(m, holdersMinLoad)) {
+                continue; // stuck requests are served where they wait; otherwise only a much lighter endpoint helps
             }
             if (slotHolders == null) {
                 slotHolders = slotHolders(candidates);
@@ -237,6 +250,10 @@ public final class LoraSpreadFilter implements Filter {
             }
         }
         return false;
+    }
+
+    private static boolean muchLessLoaded(EndpointMetrics target, long holdersMinLoad) {
+        return holdersMinLoad >= MIN_OVERLOAD_REQUESTS && holdersMinLoad >= OVERLOAD_REQUESTS_RATIO * load(target);
     }
 
     private static long load(EndpointMetrics m) {

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -30,6 +31,8 @@ public final class EndpointPool implements AutoCloseable {
     private static final class Slot {
         final AtomicReference<EndpointStatus> status;
         final AtomicBoolean scraping = new AtomicBoolean();
+        /** {@link EndpointState#promptTokensInFlight}: kept across scrapes, as no scrape shows it. */
+        final AtomicLong promptTokensInFlight = new AtomicLong();
 
         Slot(Endpoint endpoint) {
             status = new AtomicReference<>(new EndpointStatus(endpoint, null, 0, false, null));
@@ -180,6 +183,32 @@ public final class EndpointPool implements AutoCloseable {
         }
     }
 
+    /**
+     * Counts {@code tokens} of prompt sent to {@code endpoint} until {@link #promptAnswered} with the same count
+     * (at the answer's first byte, or when the request failed). An endpoint that left the pool meanwhile keeps no
+     * tally; one that comes back starts from zero.
+     */
+    public void promptSent(Endpoint endpoint, long tokens) {
+        Slot slot = slots.get(endpoint);
+        if (slot != null) {
+            slot.promptTokensInFlight.addAndGet(tokens);
+        }
+    }
+
+    /** Takes back what {@link #promptSent} counted. Never below zero, even for a slot that was replaced meanwhile. */
+    public void promptAnswered(Endpoint endpoint, long tokens) {
+        Slot slot = slots.get(endpoint);
+        if (slot != null) {
+            slot.promptTokensInFlight.accumulateAndGet(tokens, (now, answered) -> Math.max(0, now - answered));
+        }
+    }
+
+    /** {@link #promptSent} minus {@link #promptAnswered} for {@code endpoint}; 0 for an endpoint not in the pool. */
+    public long promptTokensInFlight(Endpoint endpoint) {
+        Slot slot = slots.get(endpoint);
+        return slot == null ? 0 : slot.promptTokensInFlight.get();
+    }
+
     /** The endpoints that may get new requests, with their latest metrics, in list order. */
     public List<EndpointState> readyStates() {
         long now = System.nanoTime();
@@ -189,7 +218,7 @@ public final class EndpointPool implements AutoCloseable {
             Slot slot = current.get(endpoint);
             EndpointStatus status = slot == null ? null : slot.status.get();
             if (status != null && status.isReady(now, stalenessNanos)) {
-                ready.add(new EndpointState(endpoint, status.metrics()));
+                ready.add(new EndpointState(endpoint, status.metrics(), slot.promptTokensInFlight.get()));
             }
         }
         return ready;

@@ -78,27 +78,33 @@ public final class ProxyHandler {
         int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
         for (int attempt = 0; attempt < attempts; attempt++) {
             EndpointState target = ranked.get(attempt);
-            HttpResponse<InputStream> upstream;
+            // Counted from send to the answer's first byte: the prefill work this endpoint still has to do.
+            PromptInFlight inFlight = new PromptInFlight(pool, target.endpoint(), decision.promptTokens());
             try {
-                upstream = client.send(upstreamRequest(req, target, decision.body()),
-                        HttpResponse.BodyHandlers.ofInputStream());
-            } catch (ConnectException | HttpConnectTimeoutException e) {
-                // Nothing reached the server, so the request can go elsewhere.
-                pool.markUnreachable(target.endpoint(), "connection failed: " + e);
-                continue;
-            } catch (IOException e) {
-                respond(res, OpenAiError.badGateway("model server " + target.endpoint() + " failed: " + e.getMessage()));
+                HttpResponse<InputStream> upstream;
+                try {
+                    upstream = client.send(upstreamRequest(req, target, decision.body()),
+                            HttpResponse.BodyHandlers.ofInputStream());
+                } catch (ConnectException | HttpConnectTimeoutException e) {
+                    // Nothing reached the server, so the request can go elsewhere.
+                    pool.markUnreachable(target.endpoint(), "connection failed: " + e);
+                    continue;
+                } catch (IOException e) {
+                    respond(res, OpenAiError.badGateway("model server " + target.endpoint() + " failed: " + e.getMessage()));
+                    return;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                metrics.picked(target.endpoint(),
+                        pick.baseModel() ? null : LoraPlacement.of(target.metrics(), pick.model()));
+                relay(upstream, res, target, inFlight);
+                metrics.responded(upstream.statusCode());
+                metrics.requestTook(System.nanoTime() - arrived);
                 return;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
+            } finally {
+                inFlight.answered();
             }
-            metrics.picked(target.endpoint(),
-                    pick.baseModel() ? null : LoraPlacement.of(target.metrics(), pick.model()));
-            relay(upstream, res, target);
-            metrics.responded(upstream.statusCode());
-            metrics.requestTook(System.nanoTime() - arrived);
-            return;
         }
         respond(res, OpenAiError.noEndpoint("no model server could be reached"));
     }
@@ -129,8 +135,8 @@ public final class ProxyHandler {
     }
 
     /** Copies status, headers and body, flushing every chunk so that SSE events are not held back. */
-    private void relay(HttpResponse<InputStream> upstream, ServerResponse res, EndpointState target)
-            throws IOException {
+    private void relay(HttpResponse<InputStream> upstream, ServerResponse res, EndpointState target,
+                       PromptInFlight inFlight) throws IOException {
         res.status(Status.create(upstream.statusCode()));
         upstream.headers().map().forEach((name, values) -> {
             String lower = name.toLowerCase(Locale.ROOT);
@@ -145,6 +151,7 @@ public final class ProxyHandler {
             int n;
             while ((n = in.read(buffer)) >= 0) {
                 if (n > 0) {
+                    inFlight.answered(); // the first byte of a stream comes with the first token
                     out.write(buffer, 0, n);
                     out.flush();
                 }

@@ -80,7 +80,7 @@ public final class RouteDecider {
                     "model_not_found"), null);
         }
         PickRequest request = new PickRequest(model, kind == ModelCatalog.Kind.BASE_MODEL, isSheddable(header));
-        RouteDecision decision = pick(request, forwarded, forwarded != body);
+        RouteDecision decision = pick(request, forwarded, forwarded != body, PromptSize.estimateTokens(json));
         if (decision.error() == null && picker.countsOwnPicks()) {
             pool.recordSent(decision.ranked().getFirst().endpoint(), request.baseModel() ? null : model);
         }
@@ -89,15 +89,15 @@ public final class RouteDecider {
 
     /** Decides for a request without a model (the model list): any ready endpoint will do. */
     public RouteDecision decideWithoutModel() {
-        return pick(new PickRequest("", true, false), null, false);
+        return pick(new PickRequest("", true, false), null, false, 0);
     }
 
-    private RouteDecision pick(PickRequest request, byte[] body, boolean rewritten) {
+    private RouteDecision pick(PickRequest request, byte[] body, boolean rewritten, long promptTokens) {
         PickResult result = picker.pick(request, pool.readyStates());
         return switch (result.outcome()) {
             case NO_ENDPOINT -> RouteDecision.refuse(OpenAiError.noEndpoint("no model server is ready"), request);
             case SHED -> RouteDecision.refuse(OpenAiError.shed(), request);
-            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked());
+            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked(), promptTokens);
         };
     }
 

@@ -14,15 +14,16 @@ import java.util.List;
  * @param body      the body to forward: the original, or re-serialised after a model rewrite
  * @param rewritten true when {@code body} differs from the original
  * @param ranked    endpoints best first; empty when refused
+ * @param promptTokens the prompt's estimated size ({@link PromptSize}); 0 without a body
  */
 public record RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten,
-                            List<EndpointState> ranked) {
+                            List<EndpointState> ranked, long promptTokens) {
     public RouteDecision {
         ranked = List.copyOf(ranked);
     }
 
     static RouteDecision refuse(OpenAiError error, PickRequest request) {
-        return new RouteDecision(error, request, null, false, List.of());
+        return new RouteDecision(error, request, null, false, List.of(), 0);
     }
 
     public boolean refused() {

@@ -68,18 +68,19 @@ class EndpointPickerTest {
     }
 
     @Test
-    void defaultProfileWeighsQueueKvAndResidency() {
+    void defaultProfileWeighsQueueKvResidencyAndPrefill() {
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1));
         assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
-                .containsExactly("queue=2.0", "kv-cache=2.0", "lora-residency=3.0");
+                .containsExactly("queue=2.0", "kv-cache=2.0", "lora-residency=3.0", "prefill-queue=0.75");
         // One waiting request more (a quarter of the queue score's minimum spread of 4) does not outweigh the
         // adapter being in a slot rather than a free one (3 x 0.4); four more do.
         EndpointState warm = state(1, EndpointMetrics.builder().waitingRequests(2).kvCacheUsage(0.5).slots(2, 1)
                 .resident("sql", AdapterResidency.IN_SLOT).build());
         EndpointState cold = state(2, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.5).slots(2, 0).build());
         double[] totals = picker.totalScores(SQL, List.of(warm, cold));
-        assertThat(totals[0]).isCloseTo(2 * 0.75 + 2 * 0.5 + 3 * 1.0, within(1e-9));
-        assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6, within(1e-9));
+        // (nothing in flight on either: prefill-queue gives both its full 0.75)
+        assertThat(totals[0]).isCloseTo(2 * 0.75 + 2 * 0.5 + 3 * 1.0 + 0.75, within(1e-9));
+        assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6 + 0.75, within(1e-9));
         assertThat(ports(picker.pick(SQL, List.of(warm, cold)).ranked())).containsExactly(1, 2);
         EndpointState busyWarm = state(1, EndpointMetrics.builder().waitingRequests(5).kvCacheUsage(0.5).slots(2, 1)
                 .resident("sql", AdapterResidency.IN_SLOT).build());
@@ -125,7 +126,7 @@ class EndpointPickerTest {
                 ResidencyScores.DEFAULT, SaturationDetector.DEFAULT);
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, settings, new Random(1));
         assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
-                .containsExactlyInAnyOrder("queue=4.0", "lora-residency=3.0", "lora-affinity=1.5");
+                .containsExactlyInAnyOrder("queue=4.0", "lora-residency=3.0", "prefill-queue=0.75", "lora-affinity=1.5");
         assertThatThrownBy(() -> Profiles.create(Profiles.PATCHBAY,
                 new ProfileSettings(Map.of("prefix", 1.0), ResidencyScores.DEFAULT, SaturationDetector.DEFAULT),
                 new Random(1))).hasMessageContaining("unknown scorer");

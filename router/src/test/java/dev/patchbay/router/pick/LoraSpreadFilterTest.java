@@ -168,6 +168,36 @@ class LoraSpreadFilterTest {
         assertThat(filter.drains()).isEmpty();
     }
 
+    /** Like {@link #busy} with nothing waiting, and the adapters' requests as the running count. */
+    private static EndpointState running(int port, Map<String, Integer> running) {
+        EndpointMetrics.Builder b = EndpointMetrics.builder()
+                .runningRequests(running.values().stream().mapToInt(Integer::intValue).sum()).slots(3, running.size());
+        running.forEach((name, n) -> {
+            b.resident(name, SLOT);
+            b.adapterRunning(name, n);
+        });
+        return state(port, b.build());
+    }
+
+    @Test
+    void holdersWithTwiceTheRequestsOfAnotherEndpointDrainASlotThereBeforeAnyQueueForms() {
+        // Near saturation no queue forms until a batch is full; the running counts already tell.
+        EndpointState holder = running(1, Map.of("hot", 200, "a", 40, "b", 10));
+        List<EndpointState> halfAsBusy = List.of(holder, running(2, Map.of("c", 60, "d", 40, "a", 25)));
+        filter.filter(PickRequest.adapter("hot"), halfAsBusy);
+        assertThat(filter.drains()).containsExactly(Map.entry(halfAsBusy.get(1).endpoint(), "a"));
+    }
+
+    @Test
+    void noDrainForALoadGapUnderTwiceOrAtLowLoad() {
+        filter.filter(PickRequest.adapter("hot"),
+                List.of(running(1, Map.of("hot", 200, "a", 40, "b", 10)), running(2, Map.of("c", 60, "d", 40, "a", 30))));
+        assertThat(filter.drains()).as("250 against 130: under twice").isEmpty();
+        filter.filter(PickRequest.adapter("hot"),
+                List.of(running(1, Map.of("hot", 20, "a", 5, "b", 5)), running(2, Map.of("c", 2, "d", 2, "a", 1))));
+        assertThat(filter.drains()).as("30 against 5: too few requests to be worth a load").isEmpty();
+    }
+
     @Test
     void oneDrainPerHotAdapterAndPerEndpoint() {
         List<EndpointState> pool = new ArrayList<>(frozenPool());

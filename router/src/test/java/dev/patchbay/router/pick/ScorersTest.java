@@ -36,6 +36,37 @@ class ScorersTest {
         assertThatThrownBy(() -> new QueueScorer(-1)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    private static EndpointState inFlight(int port, long promptTokens) {
+        return new EndpointState(new Endpoint("127.0.0.1", port), EndpointMetrics.EMPTY, promptTokens);
+    }
+
+    @Test
+    void prefillQueueScoreSpreadsPromptTokensInFlight() {
+        // a 4,000-token difference spans the whole score; 500 tokens, under the minimum spread, only part of it
+        assertThat(new PrefillQueueScorer().score(SQL, List.of(inFlight(1, 0), inFlight(2, 4000), inFlight(3, 2000))))
+                .containsExactly(1.0, 0.0, 0.5);
+        assertThat(new PrefillQueueScorer().score(SQL, List.of(inFlight(1, 700), inFlight(2, 200))))
+                .containsExactly(1.0 - 500.0 / PrefillQueueScorer.DEFAULT_MIN_SPREAD_TOKENS, 1.0);
+        assertThat(new PrefillQueueScorer(100).score(SQL, List.of(inFlight(1, 50), inFlight(2, 50))))
+                .containsExactly(1.0, 1.0);
+        assertThatThrownBy(() -> new PrefillQueueScorer(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> inFlight(1, -1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void patchbayPrefersTheHolderWithLessPrefillButNeverLeavesTheSlotForIt() {
+        EndpointPicker patchbay = Profiles.create(Profiles.PATCHBAY, new java.util.Random(1));
+        EndpointMetrics holds = EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 1)
+                .resident("sql", new AdapterResidency(true, false, 8)).adapterRunning("sql", 3).build();
+        EndpointMetrics freeSlot = EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 0).build();
+        EndpointState busyHolder = new EndpointState(new Endpoint("127.0.0.1", 1), holds, 3000);
+        EndpointState idleHolder = new EndpointState(new Endpoint("127.0.0.1", 2), holds, 0);
+        assertThat(patchbay.pick(SQL, List.of(busyHolder, idleHolder)).best().endpoint().port()).isEqualTo(2);
+        // an endpoint without the adapter, with nothing in flight, still loses to a busy holder
+        EndpointState emptyNonHolder = new EndpointState(new Endpoint("127.0.0.1", 3), freeSlot, 0);
+        assertThat(patchbay.pick(SQL, List.of(busyHolder, emptyNonHolder)).best().endpoint().port()).isEqualTo(1);
+    }
+
     @Test
     void kvCacheScoreIsOneMinusUsage() {
         assertThat(new KvCacheScorer().score(SQL, List.of(queue(1, 0, 0.25), queue(2, 0, 1.0), queue(3, 0, Double.NaN))))

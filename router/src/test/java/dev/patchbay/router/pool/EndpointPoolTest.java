@@ -41,6 +41,53 @@ class EndpointPoolTest {
     }
 
     @Test
+    void promptTallyReachesThePickerAndReturnsToZeroUnderConcurrentRequests() throws Exception {
+        List<Endpoint> list = endpoints(2);
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(20),
+                Duration.ofSeconds(5), e -> { })) {
+            pool.start();
+            awaitTrue("both ready", () -> pool.readyStates().size() == 2);
+            pool.promptSent(list.get(1), 300);
+            assertThat(pool.readyStates()).extracting(EndpointState::promptTokensInFlight).containsExactly(0L, 300L);
+            // a scrape replaces the metrics, not the tally: no scrape shows prompts being prefilled
+            long scrapedBefore = pool.statuses().get(1).lastGoodNanos();
+            awaitTrue("rescraped", () -> pool.statuses().get(1).lastGoodNanos() != scrapedBefore);
+            assertThat(pool.promptTokensInFlight(list.get(1))).isEqualTo(300);
+            pool.promptAnswered(list.get(1), 300);
+
+            int threads = 8;
+            int perThread = 2_000;
+            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                Endpoint target = list.get(t % 2);
+                workers.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    for (int i = 0; i < perThread; i++) {
+                        pool.promptSent(target, 1 + i % 7);
+                        pool.readyStates();
+                        pool.promptAnswered(target, 1 + i % 7);
+                    }
+                }));
+            }
+            start.countDown();
+            for (Thread worker : workers) {
+                worker.join(Duration.ofSeconds(30));
+            }
+            assertThat(pool.promptTokensInFlight(list.get(0))).isZero();
+            assertThat(pool.promptTokensInFlight(list.get(1))).isZero();
+            // taking back more than was counted (a slot replaced meanwhile) never goes below zero
+            pool.promptAnswered(list.get(0), 50);
+            assertThat(pool.promptTokensInFlight(list.get(0))).isZero();
+            assertThat(pool.promptTokensInFlight(new Endpoint("127.0.0.1", 1))).isZero();
+        }
+    }
+
+    @Test
     void endpointIsReadyOnlyWhileItsDataIsFresh() throws Exception {
         Set<Endpoint> down = ConcurrentHashMap.newKeySet();
         AtomicInteger failures = new AtomicInteger();

@@ -31,6 +31,8 @@ final class FakeModelServer implements AutoCloseable {
     volatile String metricsPage;
     /** Streaming answers wait on this after their first event, when set. */
     volatile CountDownLatch streamGate;
+    /** Completions wait on this before sending anything, when set (a server busy with other prefills). */
+    volatile CountDownLatch answerGate;
     final List<String> models = new CopyOnWriteArrayList<>();
     final List<String> metricsQueries = new CopyOnWriteArrayList<>();
     final AtomicInteger completions = new AtomicInteger();
@@ -104,6 +106,10 @@ final class FakeModelServer implements AutoCloseable {
         String model = body.path("model").asText();
         models.add(model);
         completions.incrementAndGet();
+        CountDownLatch before = answerGate;
+        if (before != null) {
+            awaitQuietly(before);
+        }
         if (!body.path("stream").asBoolean(false)) {
             send(exchange, 200, "application/json",
                     "{\"object\":\"text_completion\",\"model\":\"" + model + "\",\"served_by\":\"" + name + "\"}");

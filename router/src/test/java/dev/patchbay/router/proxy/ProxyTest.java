@@ -3,6 +3,7 @@ package dev.patchbay.router.proxy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.RouterConfig;
+import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.route.RouteDecider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -115,6 +116,38 @@ class ProxyTest {
     }
 
     @Test
+    void promptTokensCountAtTheEndpointUntilTheFirstByteOfItsAnswer() throws Exception {
+        FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "sql"));
+        CountDownLatch answer = new CountDownLatch(1);
+        CountDownLatch rest = new CountDownLatch(1);
+        server.answerGate = answer;
+        server.streamGate = rest;
+        RouterHarness router = router(RouterConfig.DEFAULT, server);
+        router.awaitReady(1);
+        Endpoint endpoint = Endpoint.parse(server.address());
+        var pool = router.router.pool();
+        try {
+            // 400 characters: about 100 tokens
+            var response = router.client.sendAsync(router.request("/v1/completions")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                            "{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(400) + "\",\"stream\":true}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            RouterHarness.await("prompt counted", () -> pool.promptTokensInFlight(endpoint) == 100);
+            assertThat(pool.readyStates().getFirst().promptTokensInFlight()).isEqualTo(100);
+            answer.countDown();
+            // the first event is through while the server still holds the rest: the prefill is done
+            RouterHarness.await("prompt answered", () -> pool.promptTokensInFlight(endpoint) == 0);
+            assertThat(response).isNotDone();
+            rest.countDown();
+            assertThat(response.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            assertThat(pool.promptTokensInFlight(endpoint)).isZero();
+        } finally {
+            answer.countDown();
+            rest.countDown();
+        }
+    }
+
+    @Test
     void killedServerGetsNoRequestsOnceStaleAndIsUsedAgainWhenBack() throws Exception {
         FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
         FakeModelServer b = server("b", FakeModelServer.page(0, 0.1, "sql"));
@@ -180,6 +213,9 @@ class ProxyTest {
         // and the refused endpoint is out of rotation until it answers a scrape again
         assertThat(router.router.pool().readyStates()).hasSize(1);
         assertThat(servedBy(router.complete("sql"))).isEqualTo("other");
+        // neither attempt left prompt tokens counted
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(preferred.address()))).isZero();
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(other.address()))).isZero();
     }
 
     @Test
@@ -313,6 +349,8 @@ class ProxyTest {
             pool.shutdownNow();
         }
         assertThat(a.completions.get() + b.completions.get()).isEqualTo(threads * perThread);
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(a.address()))).isZero();
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(b.address()))).isZero();
         assertThat(a.completions.get()).isPositive();
         assertThat(b.completions.get()).isPositive();
     }
