@@ -78,9 +78,9 @@ class EndpointPickerTest {
                 .resident("sql", AdapterResidency.IN_SLOT).build());
         EndpointState cold = state(2, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.5).slots(2, 0).build());
         double[] totals = picker.totalScores(SQL, List.of(warm, cold));
-        // (nothing in flight on either: prefill-queue gives both its full 0.75)
+        // (prefill-queue scores only where the adapter is placed best: the warm one, nothing in flight there)
         assertThat(totals[0]).isCloseTo(2 * 0.75 + 2 * 0.5 + 3 * 1.0 + 0.75, within(1e-9));
-        assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6 + 0.75, within(1e-9));
+        assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6, within(1e-9));
         assertThat(ports(picker.pick(SQL, List.of(warm, cold)).ranked())).containsExactly(1, 2);
         EndpointState busyWarm = state(1, EndpointMetrics.builder().waitingRequests(5).kvCacheUsage(0.5).slots(2, 1)
                 .resident("sql", AdapterResidency.IN_SLOT).build());

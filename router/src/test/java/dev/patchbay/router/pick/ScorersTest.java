@@ -54,6 +54,21 @@ class ScorersTest {
     }
 
     @Test
+    void prefillQueueScoresOnlyWhereTheAdapterIsPlacedBest() {
+        EndpointMetrics inHost = EndpointMetrics.builder().slots(4, 1).resident("sql", AdapterResidency.IN_HOST)
+                .resident("x", AdapterResidency.IN_SLOT).adapterRunning("x", 2).build();
+        EndpointMetrics freeSlot = EndpointMetrics.builder().slots(4, 0).build();
+        List<EndpointState> states = List.of(
+                new EndpointState(new Endpoint("127.0.0.1", 1), inHost, 2000),
+                new EndpointState(new Endpoint("127.0.0.1", 2), freeSlot, 0),
+                new EndpointState(new Endpoint("127.0.0.1", 3), inHost, 1000));
+        // the idle free slot would need a load from storage: prefill work is no reason to pay one
+        assertThat(new PrefillQueueScorer().score(SQL, states)).containsExactly(0.0, 0.0, 0.5);
+        // a base-model request needs no adapter: every endpoint counts
+        assertThat(new PrefillQueueScorer().score(PickRequest.baseModel("base"), states)).containsExactly(0.0, 1.0, 0.5);
+    }
+
+    @Test
     void patchbayPrefersTheHolderWithLessPrefillButNeverLeavesTheSlotForIt() {
         EndpointPicker patchbay = Profiles.create(Profiles.PATCHBAY, new java.util.Random(1));
         EndpointMetrics holds = EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 1)
