@@ -36,9 +36,8 @@ public final class Profiles {
      */
     public static final int PATCHBAY_QUEUE_MIN_SPREAD = 4;
     /**
-     * Enough to choose among endpoints that hold the adapter alike, too little to take a request away from its
-     * adapter's slot: lora-residency's 3 x (1 - 0.6) between a slot and a free one stays ahead. Fleet simulator,
-     * gie-multilora at 140 req/s, seeds 1-3: TTFT p99 0.25 s without it, 0.19 s with it (0.5 and 1 did no better).
+     * prefill-queue's weight. Fleet simulator, gie-multilora at 140 req/s, seeds 1-3: TTFT p99 0.25 s without it,
+     * 0.19-0.21 s with it; 0.5 and 1 did no better.
      */
     public static final double PATCHBAY_PREFILL_WEIGHT = 0.75;
 
