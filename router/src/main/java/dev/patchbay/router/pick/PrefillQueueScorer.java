@@ -43,19 +43,19 @@ public final class PrefillQueueScorer implements Scorer {
 
     @Override
     public double[] score(PickRequest request, List<EndpointState> candidates) {
-        long min = Long.MAX_VALUE;
-        long max = Long.MIN_VALUE;
-        for (EndpointState state : candidates) {
-            min = Math.min(min, state.promptTokensInFlight());
-            max = Math.max(max, state.promptTokensInFlight());
+        long[] tokens = new long[candidates.size()];
+        for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = candidates.get(i).promptTokensInFlight();
         }
-        double spread = Math.max(max - min, minSpread);
-        LoraPlacement[] placements = request.baseModel() ? null : placements(request.model(), candidates);
-        LoraPlacement best = placements == null ? null : best(placements);
-        double[] scores = new double[candidates.size()];
-        for (int i = 0; i < scores.length; i++) {
-            scores[i] = placements != null && placements[i] != best ? 0.0
-                    : 1.0 - (candidates.get(i).promptTokensInFlight() - min) / spread;
+        double[] scores = SpreadScores.lowerIsBetter(tokens, minSpread);
+        if (!request.baseModel()) {
+            LoraPlacement[] placements = placements(request.model(), candidates);
+            LoraPlacement best = best(placements);
+            for (int i = 0; i < scores.length; i++) {
+                if (placements[i] != best) {
+                    scores[i] = 0.0;
+                }
+            }
         }
         return scores;
     }

@@ -33,18 +33,10 @@ public final class QueueScorer implements Scorer {
 
     @Override
     public double[] score(PickRequest request, List<EndpointState> candidates) {
-        int min = Integer.MAX_VALUE;
-        int max = Integer.MIN_VALUE;
-        for (EndpointState state : candidates) {
-            min = Math.min(min, state.metrics().waitingRequests());
-            max = Math.max(max, state.metrics().waitingRequests());
+        long[] waiting = new long[candidates.size()];
+        for (int i = 0; i < waiting.length; i++) {
+            waiting[i] = candidates.get(i).metrics().waitingRequests();
         }
-        int spread = Math.max(max - min, minSpread);
-        double[] scores = new double[candidates.size()];
-        for (int i = 0; i < scores.length; i++) {
-            scores[i] = spread == 0 ? 1.0
-                    : 1.0 - (double) (candidates.get(i).metrics().waitingRequests() - min) / spread;
-        }
-        return scores;
+        return SpreadScores.lowerIsBetter(waiting, minSpread);
     }
 }
