@@ -12,9 +12,10 @@ import java.util.function.LongSupplier;
 
 /**
  * Spreads a hot adapter over one more endpoint when every endpoint holding it in a batch slot has a long waiting
- * queue, or twice the requests of some other endpoint, and no endpoint has a slot to give it. A server frees a slot only when no request of its adapter is left,
- * and a busy adapter always has one, so once every slot in the pool is busy the placement freezes: a hot adapter
- * that landed on one endpoint stays there however long its queue grows, while other endpoints sit half idle.
+ * queue, or twice the requests of some other endpoint, and no endpoint has a slot to give it. A server frees a slot
+ * only when no request of its adapter is left, and a busy adapter always has one, so once every slot in the pool is
+ * busy the placement freezes: a hot adapter that landed on one endpoint stays there however long its queue grows,
+ * while other endpoints sit half idle.
  *
  * <p>This filter breaks the freeze deliberately. Among the endpoints with much shorter queues it picks the one whose
  * slot frees soonest: a slot adapter held elsewhere too (its traffic has somewhere to go) with the fewest requests
@@ -44,6 +45,10 @@ public final class LoraSpreadFilter implements Filter {
      * 80, with no waiting request anywhere).
      */
     public static final double OVERLOAD_REQUESTS_RATIO = 2.0;
+    /**
+     * Below this many requests on a holder the request-count trigger stays off: at light load a twofold difference is
+     * a few requests and not worth a load (64 and 128 let a placement crisis run longer, see docs/fleet-simulator.md).
+     */
     public static final int MIN_OVERLOAD_REQUESTS = 32;
     public static final long DEFAULT_TIMEOUT_NANOS = 60_000_000_000L;
     public static final long DEFAULT_COOLDOWN_NANOS = 30_000_000_000L;
@@ -216,8 +221,9 @@ public final class LoraSpreadFilter implements Filter {
                 // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
-            if (noHolder ? m.adapterWaiting(adapter) == 0
-                    : holdersMinWaiting - m.waitingRequests() < overloadWaiting && !muchLessLoaded(m, holdersMinLoad)) {
+            boolean muchLighter = holdersMinWaiting - m.waitingRequests() >= overloadWaiting
+                    || muchLessLoaded(m, holdersMinLoad);
+            if (noHolder ? m.adapterWaiting(adapter) == 0 : !muchLighter) {
                 continue; // stuck requests are served where they wait; otherwise only a much lighter endpoint helps
             }
             if (slotHolders == null) {

@@ -4,8 +4,8 @@ import java.util.List;
 
 /**
  * 1 - (T - minT) / max(maxT - minT, minSpread) over the candidates' prompt tokens in flight
- * ({@link EndpointState#promptTokensInFlight}), 1 when all are equal; for an adapter request, only among the
- * candidates where the adapter is placed best ({@link LoraPlacement}), the others scoring 0.
+ * ({@link EndpointState#promptTokensInFlight}), 1 when all are equal; for an adapter request, candidates where the
+ * adapter is not placed best ({@link LoraPlacement}) then score 0 (the range still spans every candidate).
  *
  * <p>Why: a server runs a step's prefills before any request that arrives during that step gets its first token, so
  * a long prompt (or a burst of them) sent to one server delays every request sent there next. Below saturation this

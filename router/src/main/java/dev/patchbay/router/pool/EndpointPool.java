@@ -184,26 +184,16 @@ public final class EndpointPool implements AutoCloseable {
     }
 
     /**
-     * Counts {@code tokens} of prompt sent to {@code endpoint} until {@link #promptAnswered} with the same count
-     * (at the answer's first byte, or when the request failed). An endpoint that left the pool meanwhile keeps no
-     * tally; one that comes back starts from zero.
+     * Counts {@code tokens} of prompt sent to {@code endpoint} until the returned handle's
+     * {@link PromptInFlight#answered} (at the answer's first byte, or when the request failed). For an endpoint not
+     * in the pool the handle counts nowhere.
      */
-    public void promptSent(Endpoint endpoint, long tokens) {
+    public PromptInFlight promptSent(Endpoint endpoint, long tokens) {
         Slot slot = slots.get(endpoint);
-        if (slot != null) {
-            slot.promptTokensInFlight.addAndGet(tokens);
-        }
+        return new PromptInFlight(slot == null ? new AtomicLong() : slot.promptTokensInFlight, tokens);
     }
 
-    /** Takes back what {@link #promptSent} counted. Never below zero, even for a slot that was replaced meanwhile. */
-    public void promptAnswered(Endpoint endpoint, long tokens) {
-        Slot slot = slots.get(endpoint);
-        if (slot != null) {
-            slot.promptTokensInFlight.accumulateAndGet(tokens, (now, answered) -> Math.max(0, now - answered));
-        }
-    }
-
-    /** {@link #promptSent} minus {@link #promptAnswered} for {@code endpoint}; 0 for an endpoint not in the pool. */
+    /** Prompt tokens sent to {@code endpoint} and not answered yet; 0 for an endpoint not in the pool. */
     public long promptTokensInFlight(Endpoint endpoint) {
         Slot slot = slots.get(endpoint);
         return slot == null ? 0 : slot.promptTokensInFlight.get();

@@ -4,6 +4,7 @@ import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.LoraPlacement;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.pool.PromptInFlight;
 import dev.patchbay.router.route.OpenAiError;
 import dev.patchbay.router.route.RouteDecider;
 import dev.patchbay.router.route.RouteDecision;
@@ -79,7 +80,7 @@ public final class ProxyHandler {
         for (int attempt = 0; attempt < attempts; attempt++) {
             EndpointState target = ranked.get(attempt);
             // Counted from send to the answer's first byte: the prefill work this endpoint still has to do.
-            PromptInFlight inFlight = new PromptInFlight(pool, target.endpoint(), decision.promptTokens());
+            PromptInFlight inFlight = pool.promptSent(target.endpoint(), decision.promptTokens());
             try {
                 HttpResponse<InputStream> upstream;
                 try {
@@ -90,7 +91,8 @@ public final class ProxyHandler {
                     pool.markUnreachable(target.endpoint(), "connection failed: " + e);
                     continue;
                 } catch (IOException e) {
-                    respond(res, OpenAiError.badGateway("model server " + target.endpoint() + " failed: " + e.getMessage()));
+                    respond(res, OpenAiError.badGateway(
+                            "model server " + target.endpoint() + " failed: " + e.getMessage()));
                     return;
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();

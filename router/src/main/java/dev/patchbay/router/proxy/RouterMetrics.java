@@ -67,6 +67,14 @@ public final class RouterMetrics {
                         cb.call(pool.isReady(s) ? 1 : 0, s.endpoint().address());
                     }
                 }).register(registry);
+        GaugeWithCallback.builder().name("patchbay_router_endpoint_prompt_tokens_in_flight")
+                .help("Estimated prompt tokens of requests sent to the endpoint with no byte of answer yet")
+                .labelNames("endpoint")
+                .callback(cb -> {
+                    for (EndpointStatus s : statuses.get()) {
+                        cb.call(pool.promptTokensInFlight(s.endpoint()), s.endpoint().address());
+                    }
+                }).register(registry);
     }
 
     public void picked(Endpoint endpoint, LoraPlacement placement) {

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
  * Estimates a request's prompt tokens from its JSON body, without the model's tokenizer: the router serves many
  * models and must not load them. Text counts a token per {@value #CHARS_PER_TOKEN} characters (the usual figure for
  * English with a BPE vocabulary); token-id prompts count exactly. Only the relative size matters: it spreads
- * prefill work between endpoints ({@link dev.patchbay.router.pick.PrefillQueueScorer}).
+ * prefill work between endpoints ({@link dev.patchbay.router.pick.PrefillQueueScorer}). Known to be rough: it
+ * counts UTF-16 characters, so scripts with a token per character or two (CJK) come out several times too small,
+ * and tool definitions and images are not counted.
  */
 public final class PromptSize {
     static final int CHARS_PER_TOKEN = 4;

@@ -41,23 +41,48 @@ class EndpointPoolTest {
     }
 
     @Test
-    void promptTallyReachesThePickerAndReturnsToZeroUnderConcurrentRequests() throws Exception {
+    void promptTallyReachesThePickerAndEachRequestTakesBackOnlyItsOwnTokensOnce() throws Exception {
         List<Endpoint> list = endpoints(2);
         try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(20),
                 Duration.ofSeconds(5), e -> { })) {
             pool.start();
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
-            pool.promptSent(list.get(1), 300);
-            assertThat(pool.readyStates()).extracting(EndpointState::promptTokensInFlight).containsExactly(0L, 300L);
+            PromptInFlight first = pool.promptSent(list.get(1), 300);
+            PromptInFlight second = pool.promptSent(list.get(1), 200);
+            assertThat(pool.readyStates()).extracting(EndpointState::promptTokensInFlight).containsExactly(0L, 500L);
             // a scrape replaces the metrics, not the tally: no scrape shows prompts being prefilled
             long scrapedBefore = pool.statuses().get(1).lastGoodNanos();
             awaitTrue("rescraped", () -> pool.statuses().get(1).lastGoodNanos() != scrapedBefore);
-            assertThat(pool.promptTokensInFlight(list.get(1))).isEqualTo(300);
-            pool.promptAnswered(list.get(1), 300);
+            first.answered();
+            first.answered(); // the first byte and the finally both report: counted once
+            assertThat(pool.promptTokensInFlight(list.get(1))).isEqualTo(200);
+            second.answered();
+            assertThat(pool.promptTokensInFlight(list.get(1))).isZero();
 
+            // an endpoint that leaves and comes back starts a new tally; a request sent before does not touch it
+            PromptInFlight beforeRemoval = pool.promptSent(list.get(0), 100);
+            pool.setEndpoints(List.of(list.get(1)));
+            pool.setEndpoints(list);
+            PromptInFlight afterReturn = pool.promptSent(list.get(0), 40);
+            beforeRemoval.answered();
+            assertThat(pool.promptTokensInFlight(list.get(0))).isEqualTo(40);
+            afterReturn.answered();
+            pool.promptSent(new Endpoint("127.0.0.1", 1), 10).answered(); // not in the pool: counted nowhere
+            assertThat(pool.promptTokensInFlight(new Endpoint("127.0.0.1", 1))).isZero();
+        }
+    }
+
+    @Test
+    void promptTallyReturnsToZeroUnderConcurrentRequests() throws Exception {
+        List<Endpoint> list = endpoints(2);
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(20),
+                Duration.ofSeconds(5), e -> { })) {
+            pool.start();
+            awaitTrue("both ready", () -> pool.readyStates().size() == 2);
             int threads = 8;
             int perThread = 2_000;
             java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            AtomicInteger finished = new AtomicInteger();
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 Endpoint target = list.get(t % 2);
@@ -68,22 +93,20 @@ class EndpointPoolTest {
                         return;
                     }
                     for (int i = 0; i < perThread; i++) {
-                        pool.promptSent(target, 1 + i % 7);
+                        PromptInFlight request = pool.promptSent(target, 1 + i % 7);
                         pool.readyStates();
-                        pool.promptAnswered(target, 1 + i % 7);
+                        request.answered();
                     }
+                    finished.incrementAndGet();
                 }));
             }
             start.countDown();
             for (Thread worker : workers) {
                 worker.join(Duration.ofSeconds(30));
             }
+            assertThat(finished.get()).isEqualTo(threads);
             assertThat(pool.promptTokensInFlight(list.get(0))).isZero();
             assertThat(pool.promptTokensInFlight(list.get(1))).isZero();
-            // taking back more than was counted (a slot replaced meanwhile) never goes below zero
-            pool.promptAnswered(list.get(0), 50);
-            assertThat(pool.promptTokensInFlight(list.get(0))).isZero();
-            assertThat(pool.promptTokensInFlight(new Endpoint("127.0.0.1", 1))).isZero();
         }
     }
 

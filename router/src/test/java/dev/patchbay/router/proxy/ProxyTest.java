@@ -134,6 +134,8 @@ class ProxyTest {
                     .build(), HttpResponse.BodyHandlers.ofString());
             RouterHarness.await("prompt counted", () -> pool.promptTokensInFlight(endpoint) == 100);
             assertThat(pool.readyStates().getFirst().promptTokensInFlight()).isEqualTo(100);
+            assertThat(router.get("/metrics").body()).contains(
+                    "patchbay_router_endpoint_prompt_tokens_in_flight{endpoint=\"" + server.address() + "\"} 100.0");
             answer.countDown();
             // the first event is through while the server still holds the rest: the prefill is done
             RouterHarness.await("prompt answered", () -> pool.promptTokensInFlight(endpoint) == 0);
