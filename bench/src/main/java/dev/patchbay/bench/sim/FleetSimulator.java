@@ -19,6 +19,7 @@ import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
+import dev.patchbay.router.pool.PromptInFlight;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -30,6 +31,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.DoubleConsumer;
 
 /**
@@ -106,7 +108,7 @@ public final class FleetSimulator implements AutoCloseable {
         private long lastEndNanos;
         private final int[] sentTo;
         /** The router's tally per replica: prompt tokens sent and not yet answered with a first token. */
-        private final long[] promptTokensInFlight;
+        private final AtomicLong[] promptTokensInFlight;
 
         Run(List<Replica> replicas, EndpointPicker picker, SnapshotScrape.View view, Trace trace,
             RequestLedger ledger, VirtualClock clock) {
@@ -118,7 +120,8 @@ public final class FleetSimulator implements AutoCloseable {
             this.clock = clock;
             for (Replica r : replicas) byEndpoint.put(r.endpoint, r);
             sentTo = new int[replicas.size()];
-            promptTokensInFlight = new long[replicas.size()];
+            promptTokensInFlight = new AtomicLong[replicas.size()];
+            Arrays.setAll(promptTokensInFlight, k -> new AtomicLong());
         }
 
         void loop(DoubleConsumer progress) {
@@ -206,15 +209,15 @@ public final class FleetSimulator implements AutoCloseable {
             }
             register(r, trace.adapter()[i], adapter);
             int promptTokens = trace.promptTokens()[i];
-            promptTokensInFlight[r.index] += promptTokens;
-            FirstAnswer answer = new FirstAnswer(ledger.sent(i), () -> promptTokensInFlight[r.index] -= promptTokens);
+            PromptInFlight inFlight = new PromptInFlight(promptTokensInFlight[r.index], promptTokens);
             EngineRequest req = new EngineRequest(prompt(promptTokens), adapter,
-                    SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(), answer);
+                    SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(),
+                    new FirstAnswer(ledger.sent(i), inFlight));
             try {
                 r.core.submit(req);
                 r.wantsStep = true;
             } catch (RequestRejectedException e) {
-                answer.answered();
+                inFlight.answered();
                 ledger.refused(i);
             }
         }
@@ -223,7 +226,7 @@ public final class FleetSimulator implements AutoCloseable {
         private List<EndpointState> candidates() {
             List<EndpointState> states = new ArrayList<>(routerView.size());
             for (int k = 0; k < routerView.size(); k++) {
-                states.add(routerView.get(k).withPromptTokensInFlight(promptTokensInFlight[k]));
+                states.add(routerView.get(k).withPromptTokensInFlight(promptTokensInFlight[k].get()));
             }
             return states;
         }
@@ -255,29 +258,14 @@ public final class FleetSimulator implements AutoCloseable {
         }
     }
 
-    /** Passes outputs on and runs {@code onFirst} once, at the first token or the end (what the proxy sees). */
-    private static final class FirstAnswer implements RequestListener {
-        private final RequestListener inner;
-        private Runnable onFirst;
-
-        FirstAnswer(RequestListener inner, Runnable onFirst) {
-            this.inner = inner;
-            this.onFirst = onFirst;
-        }
-
+    /** Passes outputs on and takes the prompt out of the tally at the first token or the end (what the proxy sees). */
+    private record FirstAnswer(RequestListener inner, PromptInFlight inFlight) implements RequestListener {
         @Override
         public void onOutput(RequestOutput out) {
             if (out.outputTokens() > 0 || out.finished()) {
-                answered();
+                inFlight.answered();
             }
             inner.onOutput(out);
-        }
-
-        void answered() {
-            if (onFirst != null) {
-                onFirst.run();
-                onFirst = null;
-            }
         }
 
         @Override

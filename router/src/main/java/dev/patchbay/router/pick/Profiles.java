@@ -1,6 +1,7 @@
 package dev.patchbay.router.pick;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,6 +59,8 @@ public final class Profiles {
         Map<String, Double> weights = new LinkedHashMap<>();
         List<Filter> filters = new ArrayList<>();
         Picker picker = new MaxScorePicker(random);
+        // A profile's own setting of a named scorer; names not here get the default one (scorer(name, settings)).
+        Map<String, Scorer> ownScorers = new HashMap<>();
         boolean countsOwnPicks = false;
         switch (profile) {
             case ROUND_ROBIN -> picker = new RoundRobinPicker();
@@ -73,6 +76,7 @@ public final class Profiles {
             }
             case PATCHBAY -> {
                 weights.put(QueueScorer.NAME, 2.0);
+                ownScorers.put(QueueScorer.NAME, new QueueScorer(PATCHBAY_QUEUE_MIN_SPREAD));
                 weights.put(KvCacheScorer.NAME, 2.0);
                 weights.put(LoraResidencyScorer.NAME, 3.0);
                 weights.put(PrefillQueueScorer.NAME, PATCHBAY_PREFILL_WEIGHT);
@@ -91,8 +95,8 @@ public final class Profiles {
                 throw new IllegalArgumentException("weight of " + entry.getKey() + " must be >= 0, got " + weight);
             }
             if (weight > 0) {
-                Scorer scorer = entry.getKey().equals(QueueScorer.NAME) && profile.equals(PATCHBAY)
-                        ? new QueueScorer(PATCHBAY_QUEUE_MIN_SPREAD) : scorer(entry.getKey(), settings);
+                Scorer scorer = ownScorers.containsKey(entry.getKey()) ? ownScorers.get(entry.getKey())
+                        : scorer(entry.getKey(), settings);
                 scorers.add(new WeightedScorer(scorer, weight));
             }
         }

@@ -13,7 +13,8 @@ public final class PromptInFlight {
     private final long tokens;
     private final AtomicBoolean answered = new AtomicBoolean();
 
-    PromptInFlight(AtomicLong tally, long tokens) {
+    /** Adds {@code tokens} to {@code tally}; the pool makes these, and so does the fleet simulator for its own tally. */
+    public PromptInFlight(AtomicLong tally, long tokens) {
         this.tally = tally;
         this.tokens = tokens;
         tally.addAndGet(tokens);
