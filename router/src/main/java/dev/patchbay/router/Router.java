@@ -2,6 +2,7 @@ package dev.patchbay.router;
 
 import dev.patchbay.router.config.ModelRewriter;
 import dev.patchbay.router.pick.EndpointPicker;
+import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.MetricsFetcher;
@@ -40,6 +41,11 @@ public final class Router implements AutoCloseable {
                 metrics::scrapeFailed);
         metrics.watch(pool);
         picker = Profiles.create(options.config().profile(), options.config().profileSettings(), random);
+        for (var filter : picker.filters()) {
+            if (filter instanceof LoraSpreadFilter spread) {
+                metrics.watch(spread);
+            }
+        }
         ModelRewriter rewriter = new ModelRewriter(options.config().rewrites(), random);
         proxy = new ProxyHandler(pool, new RouteDecider(pool, picker, options.config(), rewriter), proxyClient, metrics);
     }

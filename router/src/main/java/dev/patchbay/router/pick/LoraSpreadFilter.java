@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -74,6 +75,7 @@ public final class LoraSpreadFilter implements Filter {
     private final Map<Endpoint, Drain> drains = new ConcurrentHashMap<>();
     /** When each endpoint's last drain ended: two adapters must not swap a slot back and forth. */
     private final Map<Endpoint, Long> drainEnded = new ConcurrentHashMap<>();
+    private final AtomicLong drainsStarted = new AtomicLong();
     private final LongSupplier nanoClock;
     private final int overloadWaiting;
     private final long timeoutNanos;
@@ -100,6 +102,21 @@ public final class LoraSpreadFilter implements Filter {
         Map<Endpoint, String> view = new HashMap<>();
         drains.forEach((endpoint, drain) -> view.put(endpoint, drain.adapter()));
         return view;
+    }
+
+    /** A drain in progress, for the router's metrics: {@code adapter} leaves {@code endpoint} for {@code forAdapter}. */
+    public record DrainView(Endpoint endpoint, String adapter, String forAdapter) {
+    }
+
+    public List<DrainView> drainsInProgress() {
+        List<DrainView> view = new ArrayList<>();
+        drains.forEach((endpoint, drain) -> view.add(new DrainView(endpoint, drain.adapter(), drain.forAdapter())));
+        return view;
+    }
+
+    /** Drains started since this filter was made: each moves a batch slot from one adapter to another. */
+    public long drainsStarted() {
+        return drainsStarted.get();
     }
 
     @Override
@@ -236,8 +253,8 @@ public final class LoraSpreadFilter implements Filter {
                 best = victim;
             }
         }
-        if (target != null) {
-            drains.putIfAbsent(target.endpoint(), new Drain(best.adapter(), adapter, now));
+        if (target != null && drains.putIfAbsent(target.endpoint(), new Drain(best.adapter(), adapter, now)) == null) {
+            drainsStarted.incrementAndGet();
         }
     }
 

@@ -2,10 +2,12 @@ package dev.patchbay.router.proxy;
 
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.LoraPlacement;
+import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -73,6 +75,22 @@ public final class RouterMetrics {
                 .callback(cb -> {
                     for (EndpointStatus s : statuses.get()) {
                         cb.call(pool.promptTokensInFlight(s.endpoint()), s.endpoint().address());
+                    }
+                }).register(registry);
+    }
+
+    /** Registers the lora-spread filter's drains: the slot moves the router decides on. */
+    public void watch(LoraSpreadFilter spread) {
+        CounterWithCallback.builder().name("patchbay_router_lora_drains_started_total")
+                .help("Drains started: an endpoint stops getting one slot adapter's requests so that its slot "
+                        + "frees for a hot or stuck adapter")
+                .callback(cb -> cb.call(spread.drainsStarted())).register(registry);
+        GaugeWithCallback.builder().name("patchbay_router_lora_drain")
+                .help("1 per drain in progress: adapter is no longer sent to endpoint, to free its slot for_adapter")
+                .labelNames("endpoint", "adapter", "for_adapter")
+                .callback(cb -> {
+                    for (LoraSpreadFilter.DrainView d : spread.drainsInProgress()) {
+                        cb.call(1, d.endpoint().address(), d.adapter(), d.forAdapter());
                     }
                 }).register(registry);
     }

@@ -55,6 +55,9 @@ class LoraSpreadFilterTest {
         assertThat(ports(filter.filter(PickRequest.adapter("f"), pool))).containsExactly(1, 2, 3);
         assertThat(ports(filter.filter(PickRequest.baseModel("base"), pool))).containsExactly(1, 2, 3);
         assertThat(filter.drains()).hasSize(1);
+        assertThat(filter.drainsStarted()).as("one drain, however many picks see it").isEqualTo(1);
+        assertThat(filter.drainsInProgress()).containsExactly(
+                new LoraSpreadFilter.DrainView(pool.get(2).endpoint(), "a", "hot"));
     }
 
     @Test

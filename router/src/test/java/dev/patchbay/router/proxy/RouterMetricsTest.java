@@ -1,0 +1,54 @@
+package dev.patchbay.router.proxy;
+
+import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.pick.LoraSpreadFilter;
+import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RouterMetricsTest {
+    /** Three slots, all held; each adapter given as name=running. */
+    private static EndpointState busy(int port, int waiting, Map<String, Integer> running) {
+        EndpointMetrics.Builder b = EndpointMetrics.builder().waitingRequests(waiting).slots(3, running.size());
+        running.forEach((name, n) -> {
+            b.resident(name, new AdapterResidency(true, false, 8));
+            b.adapterRunning(name, n);
+        });
+        return new EndpointState(new Endpoint("10.0.0.1", port), b.build());
+    }
+
+    private static String page(RouterMetrics metrics) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        metrics.write(out);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void drainsStartedAndInProgressAreOnThePage() throws Exception {
+        LoraSpreadFilter spread = new LoraSpreadFilter(() -> 0L);
+        RouterMetrics metrics = new RouterMetrics();
+        metrics.watch(spread);
+        assertThat(page(metrics)).contains("patchbay_router_lora_drains_started_total 0.0")
+                .doesNotContain("patchbay_router_lora_drain{");
+
+        // Port 1 alone holds "hot" with a long queue; every slot is busy: the filter drains port 3's "a".
+        List<EndpointState> pool = List.of(
+                busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
+                busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)),
+                busy(3, 1, Map.of("f", 50, "a", 2, "g", 40)));
+        spread.filter(PickRequest.adapter("hot"), pool);
+        spread.filter(PickRequest.adapter("hot"), pool);
+
+        assertThat(page(metrics)).contains("patchbay_router_lora_drains_started_total 1.0")
+                .contains("patchbay_router_lora_drain{adapter=\"a\",endpoint=\"10.0.0.1:3\",for_adapter=\"hot\"} 1.0");
+    }
+}
