@@ -44,6 +44,11 @@ public final class RouteCommand implements Callable<Integer> {
             description = "Age after which a server's data is stale and it gets no requests (default ${DEFAULT-VALUE}).")
     Duration staleness;
 
+    @Option(names = "--ext-proc-port", paramLabel = "PORT",
+            description = "Also serve Envoy's external processor (gRPC, the Endpoint Picker Protocol) on this port; "
+                    + "the gateway's endpoint picker uses 9002. Off unless given.")
+    Integer extProcPort;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -64,6 +69,7 @@ public final class RouteCommand implements Callable<Integer> {
             stopped.countDown();
         }, "patchbay-router-shutdown"));
         System.err.println("patchbay router listening on " + host + ":" + router.port()
+                + (extProcPort == null ? "" : ", ext_proc (gRPC) on " + host + ":" + router.extProcPort())
                 + " (profile " + router.picker().name() + ")");
         stopped.await();
         return 0;
@@ -93,7 +99,8 @@ public final class RouteCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }
         try {
-            return new RouterOptions(host, port, source, routerConfig, scrapeInterval, staleness);
+            return new RouterOptions(host, port, source, routerConfig, scrapeInterval, staleness,
+                    extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }

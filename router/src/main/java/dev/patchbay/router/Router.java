@@ -1,6 +1,8 @@
 package dev.patchbay.router;
 
 import dev.patchbay.router.config.ModelRewriter;
+import dev.patchbay.router.extproc.ExtProcServer;
+import dev.patchbay.router.extproc.ExtProcService;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.Profiles;
@@ -11,6 +13,7 @@ import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.RouteDecider;
 import io.helidon.webserver.WebServer;
 
+import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpClient;
 import java.util.Random;
@@ -26,8 +29,10 @@ public final class Router implements AutoCloseable {
     private final HttpClient scrapeClient;
     private final EndpointPool pool;
     private final EndpointPicker picker;
+    private final RouteDecider decider;
     private final ProxyHandler proxy;
     private WebServer server;
+    private ExtProcServer extProc;
 
     public Router(RouterOptions options) {
         this.options = options;
@@ -47,7 +52,8 @@ public final class Router implements AutoCloseable {
             }
         }
         ModelRewriter rewriter = new ModelRewriter(options.config().rewrites(), random);
-        proxy = new ProxyHandler(pool, new RouteDecider(pool, picker, options.config(), rewriter), proxyClient, metrics);
+        decider = new RouteDecider(pool, picker, options.config(), rewriter);
+        proxy = new ProxyHandler(pool, decider, proxyClient, metrics);
     }
 
     private HttpClient newClient(RouterOptions options) {
@@ -89,7 +95,25 @@ public final class Router implements AutoCloseable {
             throw new IllegalStateException("cannot listen on " + options.host() + ":" + options.port()
                     + " (address in use or not available)");
         }
+        if (options.extProcPort() != RouterOptions.NO_EXT_PROC) {
+            try {
+                extProc = ExtProcServer.start(options.host(), options.extProcPort(),
+                        new ExtProcService(decider, pool, metrics));
+            } catch (IOException e) {
+                stop();
+                throw new IllegalStateException("cannot listen for ext_proc on " + options.host() + ":"
+                        + options.extProcPort() + ": " + e.getMessage(), e);
+            }
+        }
         return this;
+    }
+
+    /** The external processor's gRPC port, when it runs. */
+    public synchronized int extProcPort() {
+        if (extProc == null) {
+            throw new IllegalStateException("no external processor is running");
+        }
+        return extProc.port();
     }
 
     /** The port the router listens on (useful with port 0). */
@@ -109,6 +133,10 @@ public final class Router implements AutoCloseable {
     }
 
     public synchronized void stop() {
+        if (extProc != null) {
+            extProc.close();
+            extProc = null;
+        }
         if (server != null) {
             server.stop();
             server = null;

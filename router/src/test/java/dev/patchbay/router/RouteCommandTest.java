@@ -36,6 +36,8 @@ class RouteCommandTest {
         assertThat(run(err, "--endpoints", "127.0.0.1:1", "--scrape-interval", "soon")).isEqualTo(2);
         assertThat(run(err, "--endpoints", "127.0.0.1:1", "--scrape-interval", "500ms", "--staleness", "100ms"))
                 .isEqualTo(2);
+        assertThat(run(err, "--endpoints", "127.0.0.1:1", "--ext-proc-port", "70000")).isEqualTo(2);
+        assertThat(err.toString()).contains("ext_proc port must be 0..65535");
         Path config = Files.createTempFile("router", ".json");
         try {
             Files.writeString(config, "{\"profile\": \"fastest\"}");
@@ -53,6 +55,7 @@ class RouteCommandTest {
         new CommandLine(command).parseArgs("--endpoints", "127.0.0.1:1,127.0.0.1:2", "--host", "127.0.0.1",
                 "--port", "0", "--scrape-interval", "20ms", "--staleness", "1s");
         RouterOptions options = command.options();
+        assertThat(options.extProcPort()).as("no external processor unless asked").isEqualTo(RouterOptions.NO_EXT_PROC);
         assertThat(options.scrapeInterval()).isEqualTo(Duration.ofMillis(20));
         assertThat(options.staleness()).isEqualTo(Duration.ofSeconds(1));
         assertThat(options.endpoints().current()).hasSize(2);
@@ -63,6 +66,29 @@ class RouteCommandTest {
                     URI.create("http://127.0.0.1:" + router.port() + "/health")).timeout(Duration.ofSeconds(5)).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void extProcPortStartsTheGrpcFaceBesideTheHttpOne() throws Exception {
+        RouteCommand command = new RouteCommand();
+        new CommandLine(command).parseArgs("--endpoints", "127.0.0.1:1", "--host", "127.0.0.1", "--port", "0",
+                "--ext-proc-port", "0");
+        try (Router router = command.createRouter().start()) {
+            assertThat(router.extProcPort()).isPositive().isNotEqualTo(router.port());
+            try (java.net.Socket grpc = new java.net.Socket(InetAddress.getLoopbackAddress(), router.extProcPort())) {
+                assertThat(grpc.isConnected()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void extProcPortInUseFailsWithAClearMessage() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            StringWriter err = new StringWriter();
+            assertThat(run(err, "--endpoints", "127.0.0.1:1", "--host", "127.0.0.1", "--port", "0",
+                    "--ext-proc-port", Integer.toString(taken.getLocalPort()))).isEqualTo(1);
+            assertThat(err.toString()).contains("cannot listen for ext_proc on 127.0.0.1:" + taken.getLocalPort());
         }
     }
 

@@ -6,14 +6,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.router.config.ModelRewriter;
 import dev.patchbay.router.config.RouterConfig;
+import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointPicker;
+import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pool.EndpointPool;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Everything between a request's bytes and the ranked endpoints, independent of how the request
@@ -27,6 +31,8 @@ public final class RouteDecider {
     public static final String SHEDDABLE_HEADER = "x-patchbay-sheddable";
     public static final String OBJECTIVE_HEADER = "x-gateway-inference-objective";
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Every ready endpoint may be picked. */
+    public static final Predicate<Endpoint> ANY_ENDPOINT = endpoint -> true;
 
     private final EndpointPool pool;
     private final EndpointPicker picker;
@@ -49,6 +55,14 @@ public final class RouteDecider {
      * @param header a request header by lower-case name
      */
     public RouteDecision decide(byte[] body, Function<String, Optional<String>> header) {
+        return decide(body, header, ANY_ENDPOINT);
+    }
+
+    /**
+     * Decides among the endpoints {@code eligible} accepts only (the Endpoint Picker Protocol's subset hint): none
+     * of them ready is a 503.
+     */
+    public RouteDecision decide(byte[] body, Function<String, Optional<String>> header, Predicate<Endpoint> eligible) {
         ObjectNode json;
         try {
             JsonNode parsed = JSON.readTree(body);
@@ -80,7 +94,7 @@ public final class RouteDecider {
                     "model_not_found"), null);
         }
         PickRequest request = new PickRequest(model, kind == ModelCatalog.Kind.BASE_MODEL, isSheddable(header));
-        RouteDecision decision = pick(request, forwarded, forwarded != body, PromptSize.estimateTokens(json));
+        RouteDecision decision = pick(request, forwarded, forwarded != body, PromptSize.estimateTokens(json), eligible);
         if (decision.error() == null && picker.countsOwnPicks()) {
             pool.recordSent(decision.ranked().getFirst().endpoint(), request.baseModel() ? null : model);
         }
@@ -89,11 +103,20 @@ public final class RouteDecider {
 
     /** Decides for a request without a model (the model list): any ready endpoint will do. */
     public RouteDecision decideWithoutModel() {
-        return pick(new PickRequest("", true, false), null, false, 0);
+        return decideWithoutModel(ANY_ENDPOINT);
     }
 
-    private RouteDecision pick(PickRequest request, byte[] body, boolean rewritten, long promptTokens) {
-        PickResult result = picker.pick(request, pool.readyStates());
+    public RouteDecision decideWithoutModel(Predicate<Endpoint> eligible) {
+        return pick(new PickRequest("", true, false), null, false, 0, eligible);
+    }
+
+    private RouteDecision pick(PickRequest request, byte[] body, boolean rewritten, long promptTokens,
+                               Predicate<Endpoint> eligible) {
+        List<EndpointState> candidates = pool.readyStates();
+        if (eligible != ANY_ENDPOINT) {
+            candidates = candidates.stream().filter(state -> eligible.test(state.endpoint())).toList();
+        }
+        PickResult result = picker.pick(request, candidates);
         return switch (result.outcome()) {
             case NO_ENDPOINT -> RouteDecision.refuse(OpenAiError.noEndpoint("no model server is ready"), request);
             case SHED -> RouteDecision.refuse(OpenAiError.shed(), request);

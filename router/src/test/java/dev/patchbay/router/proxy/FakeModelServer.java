@@ -22,13 +22,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A stand-in model server on loopback: serves the metrics page the test sets, and answers
  * completions (streamed as SSE when asked) saying which server answered.
  */
-final class FakeModelServer implements AutoCloseable {
+public final class FakeModelServer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     final String name;
     private final int port;
     private volatile HttpServer server;
-    volatile String metricsPage;
+    public volatile String metricsPage;
     /** Streaming answers wait on this after their first event, when set. */
     volatile CountDownLatch streamGate;
     /** Completions wait on this before sending anything, when set (a server busy with other prefills). */
@@ -37,7 +37,7 @@ final class FakeModelServer implements AutoCloseable {
     final List<String> metricsQueries = new CopyOnWriteArrayList<>();
     final AtomicInteger completions = new AtomicInteger();
 
-    FakeModelServer(String name, String metricsPage) throws IOException {
+    public FakeModelServer(String name, String metricsPage) throws IOException {
         this(name, metricsPage, 0);
     }
 
@@ -48,7 +48,7 @@ final class FakeModelServer implements AutoCloseable {
         this.port = server.getAddress().getPort();
     }
 
-    String address() {
+    public String address() {
         return "127.0.0.1:" + port;
     }
 
@@ -78,7 +78,7 @@ final class FakeModelServer implements AutoCloseable {
     }
 
     /** Stops listening and drops every connection, like a killed process. */
-    void kill() {
+    public void kill() {
         server.stop(0);
     }
 
@@ -157,7 +157,7 @@ final class FakeModelServer implements AutoCloseable {
     }
 
     /** A Patchbay-style page: load, KV use, and the adapters in slots (all idle, 4 slots). */
-    static String page(int waiting, double kvUsage, String... adaptersInSlots) {
+    public static String page(int waiting, double kvUsage, String... adaptersInSlots) {
         StringBuilder page = new StringBuilder();
         page.append("# TYPE vllm:num_requests_waiting gauge\n")
                 .append("vllm:num_requests_waiting{engine=\"0\",model_name=\"base\"} ").append(waiting).append('\n')
