@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
  * {@code liveness}, {@code readiness} and the processor's own name, all serving while it runs.
  */
 public final class ExtProcServer implements AutoCloseable {
+    static final long SHUTDOWN_GRACE_SECONDS = 10;
     static final String[] HEALTH_SERVICES = {"", "liveness", "readiness", ExternalProcessorGrpc.SERVICE_NAME};
 
     private final Server server;
@@ -35,6 +36,11 @@ public final class ExtProcServer implements AutoCloseable {
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                 .executor(executor)
+                // A whole buffered body comes as one message: room for the largest the stream accepts (then 413).
+                .maxInboundMessageSize(ExtProcStream.MAX_BODY_BYTES + 1024 * 1024)
+                // A half-open connection would hold its streams, their bodies and their prompts in the tally forever.
+                .keepAliveTime(1, TimeUnit.MINUTES)
+                .keepAliveTimeout(20, TimeUnit.SECONDS)
                 .addService(service)
                 .addService(health.getHealthService())
                 .build();
@@ -54,12 +60,16 @@ public final class ExtProcServer implements AutoCloseable {
         return server.getPort();
     }
 
+    /**
+     * Health says not serving, no new streams are taken, and open ones (each an HTTP exchange, a generation perhaps)
+     * get {@link #SHUTDOWN_GRACE_SECONDS} to finish.
+     */
     @Override
     public void close() {
         health.enterTerminalState();
         server.shutdown();
         try {
-            if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+            if (!server.awaitTermination(SHUTDOWN_GRACE_SECONDS, TimeUnit.SECONDS)) {
                 server.shutdownNow();
             }
         } catch (InterruptedException e) {

@@ -52,9 +52,10 @@ import java.util.function.Predicate;
  * <p>Two request body modes. {@code BUFFERED}: Envoy waits for the headers answer before it sends the whole body,
  * so headers are let through unchanged and the destination rides on the body answer. {@code FULL_DUPLEX_STREAMED}
  * (the gateway's reference mode, told by {@code protocol_config}): body chunks come without waiting, the headers
- * answer is held until the whole body is in, and the body is sent back as a streamed replacement. The response is
- * watched only to take the prompt out of the prefill tally at its first byte. gRPC calls one stream's
- * {@code onNext} one at a time, so the fields need no locking.
+ * answer is held until the whole body is in, and the body is sent back as a streamed replacement in chunks of at
+ * most {@link #MAX_CHUNK_BYTES}. In both, request trailers also end the body; answers go headers, body, trailers.
+ * The response is watched only to take the prompt out of the prefill tally at its first byte. gRPC calls one
+ * stream's {@code onNext}, {@code onError} and {@code onCompleted} one at a time, so the fields need no locking.
  */
 final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     static final String LB_NAMESPACE = "envoy.lb";
@@ -62,6 +63,8 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
     /** Larger bodies are refused (413): the router must hold a whole body to read its model. */
     static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
+    /** Streamed body chunks sent back stay under Envoy's 64 KiB advice, as the gateway's picker does. */
+    static final int MAX_CHUNK_BYTES = 62_000;
 
     private final StreamObserver<ProcessingResponse> out;
     private final RouteDecider decider;
@@ -69,8 +72,11 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private final RouterMetrics metrics;
     private final Map<String, String> headers = new HashMap<>();
     private ByteString body = ByteString.EMPTY;
+    /** The request body mode from {@code protocol_config}, or null when Envoy did not say (older Envoys). */
+    private BodySendMode requestBodyMode;
     private boolean fullDuplexRequest;
     private boolean fullDuplexResponse;
+    private boolean decided;
     private Predicate<Endpoint> eligible = RouteDecider.ANY_ENDPOINT;
     private long arrivedNanos;
     private PromptInFlight inFlight;
@@ -90,14 +96,14 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
             return; // refused already: Envoy has the immediate response and ends the stream
         }
         if (request.hasProtocolConfig()) {
-            fullDuplexRequest = request.getProtocolConfig().getRequestBodyMode() == BodySendMode.FULL_DUPLEX_STREAMED;
+            requestBodyMode = request.getProtocolConfig().getRequestBodyMode();
+            fullDuplexRequest = requestBodyMode == BodySendMode.FULL_DUPLEX_STREAMED;
             fullDuplexResponse = request.getProtocolConfig().getResponseBodyMode() == BodySendMode.FULL_DUPLEX_STREAMED;
         }
         switch (request.getRequestCase()) {
             case REQUEST_HEADERS -> onRequestHeaders(request);
             case REQUEST_BODY -> onRequestBody(request.getRequestBody());
-            case REQUEST_TRAILERS -> out.onNext(ProcessingResponse.newBuilder()
-                    .setRequestTrailers(TrailersResponse.getDefaultInstance()).build());
+            case REQUEST_TRAILERS -> onRequestTrailers();
             case RESPONSE_HEADERS -> onResponseHeaders(request.getResponseHeaders());
             case RESPONSE_BODY -> onResponseBody(request.getResponseBody());
             case RESPONSE_TRAILERS -> out.onNext(ProcessingResponse.newBuilder()
@@ -115,32 +121,51 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         eligible = subset(request);
         if (http.getEndOfStream()) {
             // No body (the model list): any endpoint will do.
-            answer(decider.decideWithoutModel(eligible), true);
+            decided = true;
+            answer(decider.decideWithoutModel(eligible), true, false);
         } else if (!fullDuplexRequest) {
             out.onNext(ProcessingResponse.newBuilder().setRequestHeaders(HeadersResponse.getDefaultInstance()).build());
         }
     }
 
     private void onRequestBody(HttpBody chunk) {
+        if (decided) {
+            return; // a repeated last chunk (Envoy sends one on some large bodies): the decision stands
+        }
         if (body.size() + chunk.getBody().size() > MAX_BODY_BYTES) {
             refuse(new OpenAiError(413, "the request body is larger than " + MAX_BODY_BYTES + " bytes",
                     "invalid_request_error", null, "body_too_large"));
             return;
         }
         body = body.concat(chunk.getBody());
-        if (!chunk.getEndOfStream()) {
-            if (!fullDuplexRequest) {
-                // STREAMED or BUFFERED_PARTIAL: each chunk would need its answer before the model is known.
-                refuse(new OpenAiError(500, "configure the ext_proc filter with request_body_mode BUFFERED or "
-                        + "FULL_DUPLEX_STREAMED", "server_error", null, "unsupported_body_mode"));
-            }
-            return;
+        if (chunk.getEndOfStream()) {
+            decideOnBody(false);
+        } else if (!fullDuplexRequest && requestBodyMode != BodySendMode.BUFFERED) {
+            // STREAMED or BUFFERED_PARTIAL (or an Envoy that does not say): each chunk would need its answer before
+            // the model is known. A BUFFERED body that does not end the stream is followed by trailers.
+            refuse(new OpenAiError(500, "configure the ext_proc filter with request_body_mode BUFFERED or "
+                    + "FULL_DUPLEX_STREAMED", "server_error", null, "unsupported_body_mode"));
         }
-        answer(decider.decide(body.toByteArray(), name -> Optional.ofNullable(headers.get(name)), eligible), false);
+    }
+
+    /** Trailers end a body that did not say it ended; they are answered after the headers and the body. */
+    private void onRequestTrailers() {
+        if (!decided) {
+            decideOnBody(true);
+        }
+        if (!done) {
+            out.onNext(ProcessingResponse.newBuilder().setRequestTrailers(TrailersResponse.getDefaultInstance()).build());
+        }
+    }
+
+    private void decideOnBody(boolean trailersFollow) {
+        decided = true;
+        answer(decider.decide(body.toByteArray(), name -> Optional.ofNullable(headers.get(name)), eligible), false,
+                trailersFollow);
     }
 
     /** Sends the decision: an immediate refusal, or the destination on the headers (no body) or on the body. */
-    private void answer(RouteDecision decision, boolean noBody) {
+    private void answer(RouteDecision decision, boolean noBody, boolean trailersFollow) {
         metrics.pickTook(System.nanoTime() - arrivedNanos);
         if (decision.refused()) {
             refuse(decision.error());
@@ -155,7 +180,8 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         HeaderMutation.Builder mutation = HeaderMutation.newBuilder().addSetHeaders(header(
                 ProxyHandler.DESTINATION_HEADER, destination));
         ByteString forwarded = decision.body() == null ? body : ByteString.copyFrom(decision.body());
-        if (decision.rewritten()) {
+        if (decision.rewritten() && !fullDuplexRequest) {
+            // (In full-duplex mode Envoy drops Content-Length itself and sends the body chunked.)
             mutation.addSetHeaders(header("content-length", Integer.toString(forwarded.size())));
         }
         CommonResponse.Builder common = CommonResponse.newBuilder()
@@ -165,19 +191,27 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         if (noBody || fullDuplexRequest) {
             out.onNext(response.setRequestHeaders(HeadersResponse.newBuilder().setResponse(common)).build());
             if (!noBody) {
-                // The body Envoy streamed to us goes on as one replacement chunk (rewritten or not).
-                out.onNext(ProcessingResponse.newBuilder().setRequestBody(BodyResponse.newBuilder().setResponse(
-                        CommonResponse.newBuilder().setBodyMutation(BodyMutation.newBuilder().setStreamedResponse(
-                                StreamedBodyResponse.newBuilder().setBody(forwarded).setEndOfStream(true)))))
-                        .build());
+                streamBack(forwarded, !trailersFollow);
             }
         } else {
             if (decision.rewritten()) {
-                common.setStatus(CommonResponse.ResponseStatus.CONTINUE_AND_REPLACE)
-                        .setBodyMutation(BodyMutation.newBuilder().setBody(forwarded));
+                common.setBodyMutation(BodyMutation.newBuilder().setBody(forwarded));
             }
             out.onNext(response.setRequestBody(BodyResponse.newBuilder().setResponse(common)).build());
         }
+    }
+
+    /** The body Envoy streamed to us goes on as replacement chunks (rewritten or not), the last one ending it. */
+    private void streamBack(ByteString forwarded, boolean endOfStream) {
+        int offset = 0;
+        do {
+            int end = Math.min(forwarded.size(), offset + MAX_CHUNK_BYTES);
+            out.onNext(ProcessingResponse.newBuilder().setRequestBody(BodyResponse.newBuilder().setResponse(
+                    CommonResponse.newBuilder().setBodyMutation(BodyMutation.newBuilder().setStreamedResponse(
+                            StreamedBodyResponse.newBuilder().setBody(forwarded.substring(offset, end))
+                                    .setEndOfStream(endOfStream && end == forwarded.size()))))).build());
+            offset = end;
+        } while (offset < forwarded.size());
     }
 
     private void onResponseHeaders(HttpHeaders http) {

@@ -22,6 +22,7 @@ import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.Bo
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProtocolConfiguration;
@@ -224,7 +225,7 @@ class ExtProcTest {
         var streamed = onBody.getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
         assertThat(streamed.getEndOfStream()).isTrue();
         assertThat(JSON.readTree(streamed.getBody().toByteArray()).get("model").asText()).isEqualTo("sql");
-        assertThat(headerSet(set, "content-length")).isEqualTo(Integer.toString(streamed.getBody().size()));
+        assertThat(headerSet(set, "content-length")).as("Envoy drops it in full-duplex mode").isNull();
 
         // Full-duplex response bodies are held by Envoy until they come back: each chunk is echoed.
         assertThat(stream.send(responseHeaders(200)).hasResponseHeaders()).isTrue();
@@ -232,6 +233,130 @@ class ExtProcTest {
                 .setBody(ByteString.copyFromUtf8("data: {}\n\n")).setEndOfStream(true)).build());
         assertThat(echoed.getResponseBody().getResponse().getBodyMutation().getStreamedResponse().getBody()
                 .toStringUtf8()).isEqualTo("data: {}\n\n");
+    }
+
+    @Test
+    void aBufferedRewriteReplacesTheBodyAndItsLength() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        start(RouterConfig.parse("""
+                {"rewrites": [{"model": "public", "targets": [{"model": "sql", "weight": 1}]}]}"""), a);
+        Stream stream = new Stream();
+        stream.send(headers("POST", "/v1/completions", false, BodySendMode.BUFFERED));
+        var common = stream.send(body(completion("public"), true)).getRequestBody().getResponse();
+        ByteString replaced = common.getBodyMutation().getBody();
+        assertThat(JSON.readTree(replaced.toByteArray()).get("model").asText()).isEqualTo("sql");
+        assertThat(headerSet(common.getHeaderMutation().getSetHeadersList(), "content-length"))
+                .isEqualTo(Integer.toString(replaced.size()));
+        assertThat(headerSet(common.getHeaderMutation().getSetHeadersList(), ProxyHandler.DESTINATION_HEADER))
+                .isEqualTo(a.address());
+    }
+
+    @Test
+    void trailersEndTheBodyAndAreAnsweredLastInBothModes() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        start(RouterConfig.DEFAULT, a);
+        ProcessingRequest trailers = ProcessingRequest.newBuilder()
+                .setRequestTrailers(HttpTrailers.getDefaultInstance()).build();
+
+        Stream duplex = new Stream();
+        duplex.sendUnanswered(headers("POST", "/v1/completions", false, BodySendMode.FULL_DUPLEX_STREAMED));
+        duplex.sendUnanswered(body(completion("sql"), false));
+        duplex.requests.onNext(trailers);
+        assertThat(lbDestination(duplex.next())).isEqualTo(a.address());
+        var streamed = duplex.next().getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
+        assertThat(streamed.getBody().toStringUtf8()).isEqualTo(completion("sql"));
+        assertThat(streamed.getEndOfStream()).as("the trailers end the stream, not the body").isFalse();
+        assertThat(duplex.next().hasRequestTrailers()).isTrue();
+
+        Stream buffered = new Stream();
+        buffered.send(headers("POST", "/v1/completions", false, BodySendMode.BUFFERED));
+        buffered.sendUnanswered(body(completion("sql"), false));
+        buffered.requests.onNext(trailers);
+        assertThat(lbDestination(buffered.next())).isEqualTo(a.address());
+        assertThat(buffered.next().hasRequestTrailers()).isTrue();
+    }
+
+    @Test
+    void aRepeatedLastChunkIsIgnoredAndLeavesNothingInTheTally() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        start(RouterConfig.DEFAULT, a);
+        Stream stream = new Stream();
+        stream.sendUnanswered(headers("POST", "/v1/completions", false, BodySendMode.FULL_DUPLEX_STREAMED));
+        stream.requests.onNext(body(completion("sql"), true));
+        stream.next();
+        stream.next();
+        stream.sendUnanswered(body(completion("sql"), true));
+        stream.send(responseHeaders(200));
+        assertThat(router.pool().promptTokensInFlight(Endpoint.parse(a.address()))).isZero();
+    }
+
+    @Test
+    void aLargeBodyGoesBackInChunksUnderEnvoysLimit() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        start(RouterConfig.DEFAULT, a);
+        String big = "{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(200_000) + "\"}";
+        Stream stream = new Stream();
+        stream.sendUnanswered(headers("POST", "/v1/completions", false, BodySendMode.FULL_DUPLEX_STREAMED));
+        stream.requests.onNext(body(big, true));
+        stream.next(); // headers
+        ByteString back = ByteString.EMPTY;
+        int chunks = 0;
+        while (true) {
+            var chunk = stream.next().getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
+            assertThat(chunk.getBody().size()).isLessThanOrEqualTo(ExtProcStream.MAX_CHUNK_BYTES);
+            back = back.concat(chunk.getBody());
+            chunks++;
+            if (chunk.getEndOfStream()) {
+                break;
+            }
+        }
+        assertThat(back.toStringUtf8()).isEqualTo(big);
+        assertThat(chunks).isEqualTo(4);
+    }
+
+    @Test
+    void aBufferedBodyOverFourMegabytesIsReadAndOneOverTheLimitIs413() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        start(RouterConfig.DEFAULT, a);
+        Stream large = new Stream();
+        large.send(headers("POST", "/v1/completions", false, BodySendMode.BUFFERED));
+        String fiveMiB = "{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(5 << 20) + "\"}";
+        assertThat(lbDestination(large.send(body(fiveMiB, true)))).isEqualTo(a.address());
+
+        Stream tooLarge = new Stream();
+        tooLarge.send(headers("POST", "/v1/completions", false, BodySendMode.BUFFERED));
+        String overLimit = "{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(ExtProcStream.MAX_BODY_BYTES) + "\"}";
+        assertThat(tooLarge.send(body(overLimit, true)).getImmediateResponse().getStatus().getCodeValue()).isEqualTo(413);
+    }
+
+    @Test
+    void aSheddableRequestIsRefusedWith429WhenEveryServerIsSaturated() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(20, 0.95, "sql"));
+        start(RouterConfig.DEFAULT, a);
+        Stream stream = new Stream();
+        stream.send(headers("POST", "/v1/completions", false, null, "x-patchbay-sheddable", "true"));
+        assertThat(stream.send(body(completion("sql"), true)).getImmediateResponse().getStatus().getCodeValue())
+                .isEqualTo(429);
+        Stream critical = new Stream();
+        critical.send(headers("POST", "/v1/completions", false, null));
+        assertThat(lbDestination(critical.send(body(completion("sql"), true)))).isEqualTo(a.address());
+    }
+
+    @Test
+    void aStreamEnvoyDropsGivesItsPromptBack() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        start(RouterConfig.DEFAULT, a);
+        Stream stream = new Stream();
+        stream.send(headers("POST", "/v1/completions", false, null));
+        stream.send(body(completion("sql"), true));
+        Endpoint endpoint = Endpoint.parse(a.address());
+        assertThat(router.pool().promptTokensInFlight(endpoint)).isPositive();
+        stream.requests.onError(new RuntimeException("client gone"));
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (router.pool().promptTokensInFlight(endpoint) != 0) {
+            assertThat(System.nanoTime()).as("the cancelled stream's prompt leaves the tally").isLessThan(deadline);
+            Thread.sleep(5);
+        }
     }
 
     @Test
@@ -292,6 +417,13 @@ class ExtProcTest {
         limited.send(withSubset(headers("POST", "/v1/completions", false, null), cold.address()));
         ProcessingResponse onBody = limited.send(body(completion("sql"), true));
         assertThat(lbDestination(onBody)).as("only the hinted endpoint may be used").isEqualTo(cold.address());
+
+        Stream commaSeparated = new Stream();
+        Struct hint = Struct.newBuilder().putFields(ExtProcStream.SUBSET_KEY,
+                Value.newBuilder().setStringValue("10.9.9.9:8000, " + cold.address()).build()).build();
+        commaSeparated.send(headers("POST", "/v1/completions", false, null).toBuilder().setMetadataContext(
+                Metadata.newBuilder().putFilterMetadata(ExtProcStream.SUBSET_NAMESPACE, hint)).build());
+        assertThat(lbDestination(commaSeparated.send(body(completion("sql"), true)))).isEqualTo(cold.address());
 
         Stream nowhere = new Stream();
         nowhere.send(withSubset(headers("POST", "/v1/completions", false, null), "10.9.9.9:8000"));
