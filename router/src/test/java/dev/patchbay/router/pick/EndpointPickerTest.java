@@ -68,19 +68,20 @@ class EndpointPickerTest {
     }
 
     @Test
-    void defaultProfileWeighsQueueKvResidencyAndPrefill() {
+    void defaultProfileWeighsQueueKvResidencyPrefillAndBridge() {
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1));
         assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
-                .containsExactly("queue=2.0", "kv-cache=2.0", "lora-residency=3.0", "prefill-queue=0.75");
+                .containsExactly("queue=2.0", "kv-cache=2.0", "lora-residency=3.0", "prefill-queue=0.75", "lora-bridge=0.3");
         // One waiting request more (a quarter of the queue score's minimum spread of 4) does not outweigh the
         // adapter being in a slot rather than a free one (3 x 0.4); four more do.
         EndpointState warm = state(1, EndpointMetrics.builder().waitingRequests(2).kvCacheUsage(0.5).slots(2, 1)
                 .resident("sql", AdapterResidency.IN_SLOT).build());
         EndpointState cold = state(2, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.5).slots(2, 0).build());
         double[] totals = picker.totalScores(SQL, List.of(warm, cold));
-        // (prefill-queue scores only where the adapter is placed best: the warm one, nothing in flight there)
-        assertThat(totals[0]).isCloseTo(2 * 0.75 + 2 * 0.5 + 3 * 1.0 + 0.75, within(1e-9));
-        assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6, within(1e-9));
+        // (prefill-queue scores only where the adapter is placed best: the warm one, nothing in flight there;
+        // lora-bridge gives both 0.3: the holder, and an empty endpoint outside its group)
+        assertThat(totals[0]).isCloseTo(2 * 0.75 + 2 * 0.5 + 3 * 1.0 + 0.75 + 0.3, within(1e-9));
+        assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6 + 0.3, within(1e-9));
         assertThat(ports(picker.pick(SQL, List.of(warm, cold)).ranked())).containsExactly(1, 2);
         EndpointState busyWarm = state(1, EndpointMetrics.builder().waitingRequests(5).kvCacheUsage(0.5).slots(2, 1)
                 .resident("sql", AdapterResidency.IN_SLOT).build());
@@ -126,7 +127,8 @@ class EndpointPickerTest {
                 ResidencyScores.DEFAULT, SaturationDetector.DEFAULT);
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, settings, new Random(1));
         assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
-                .containsExactlyInAnyOrder("queue=4.0", "lora-residency=3.0", "prefill-queue=0.75", "lora-affinity=1.5");
+                .containsExactlyInAnyOrder("queue=4.0", "lora-residency=3.0", "prefill-queue=0.75", "lora-bridge=0.3",
+                        "lora-affinity=1.5");
         assertThatThrownBy(() -> Profiles.create(Profiles.PATCHBAY,
                 new ProfileSettings(Map.of("prefix", 1.0), ResidencyScores.DEFAULT, SaturationDetector.DEFAULT),
                 new Random(1))).hasMessageContaining("unknown scorer");

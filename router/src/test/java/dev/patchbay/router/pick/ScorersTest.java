@@ -36,6 +36,36 @@ class ScorersTest {
         assertThatThrownBy(() -> new QueueScorer(-1)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    /** An endpoint with these adapters in slots (4 slots), idle. */
+    private static EndpointState slots(int port, String... adapters) {
+        EndpointMetrics.Builder b = EndpointMetrics.builder().slots(4, adapters.length);
+        for (String a : adapters) {
+            b.resident(a, new AdapterResidency(true, false, 8));
+        }
+        return Fixtures.state(port, b.build());
+    }
+
+    @Test
+    void bridgeScorePrefersAGroupTheHoldersDoNotReachYet() {
+        // 1 holds h2 and shares h1 with 2: one group {1, 2}. 3 holds c alone, 4 holds nothing.
+        List<EndpointState> pool = List.of(slots(1, "h1", "h2"), slots(2, "h1"), slots(3, "c"), slots(4));
+        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("h2"), pool)).containsExactly(1.0, 0.0, 1.0, 1.0);
+        // A chain reaches further: 5 shares c with 3, and 3 now shares h1 with 2, so 3 and 5 are in h2's group.
+        List<EndpointState> chained = List.of(slots(1, "h1", "h2"), slots(2, "h1"), slots(3, "c", "h1"),
+                slots(5, "c"), slots(4));
+        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("h2"), chained))
+                .containsExactly(1.0, 0.0, 0.0, 0.0, 1.0);
+    }
+
+    @Test
+    void bridgeScoreIsNeutralWithOneGroupNoHolderOrABaseModel() {
+        List<EndpointState> oneGroup = List.of(slots(1, "a", "b"), slots(2, "b", "c"), slots(3, "c"));
+        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("a"), oneGroup)).containsExactly(1.0, 1.0, 1.0);
+        List<EndpointState> twoGroups = List.of(slots(1, "a"), slots(2, "b"));
+        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("new"), twoGroups)).containsExactly(1.0, 1.0);
+        assertThat(new LoraBridgeScorer().score(PickRequest.baseModel("base"), twoGroups)).containsExactly(1.0, 1.0);
+    }
+
     private static EndpointState inFlight(int port, long promptTokens) {
         return new EndpointState(new Endpoint("127.0.0.1", port), EndpointMetrics.EMPTY, promptTokens);
     }
