@@ -1,10 +1,8 @@
 package dev.patchbay.router.pick;
 
-import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.AdapterIds;
 
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * For a request whose adapter is not in a slot on a candidate, prefers candidates outside the group of endpoints its
@@ -41,28 +39,28 @@ public final class LoraBridgeScorer implements Scorer {
         for (int i = 0; i < n; i++) {
             parent[i] = i;
         }
-        Map<String, Integer> firstHolder = new HashMap<>();
+        // Adapters as small ints (AdapterIds, assigned at scrape time): a pick here is array work, no hashing.
+        int wanted = AdapterIds.of(request.model());
+        int[] firstHolder = new int[Math.max(AdapterIds.bound(), wanted + 1)];
+        java.util.Arrays.fill(firstHolder, -1);
         boolean[] holds = new boolean[n];
-        boolean anyHolder = false;
         for (int i = 0; i < n; i++) {
-            for (Map.Entry<String, AdapterResidency> entry : candidates.get(i).metrics().residency().entrySet()) {
-                if (!entry.getValue().inSlot()) {
-                    continue;
+            for (int adapter : candidates.get(i).metrics().slotAdapters().ids()) {
+                if (adapter >= firstHolder.length) {
+                    continue; // named by a scrape that finished after this pick began; not a holder of anything yet
                 }
-                Integer first = firstHolder.putIfAbsent(entry.getKey(), i);
-                if (first != null) {
-                    union(parent, first, i);
-                }
-                if (entry.getKey().equals(request.model())) {
-                    holds[i] = true;
-                    anyHolder = true;
+                holds[i] |= adapter == wanted;
+                if (firstHolder[adapter] < 0) {
+                    firstHolder[adapter] = i;
+                } else {
+                    union(parent, firstHolder[adapter], i);
                 }
             }
         }
-        if (!anyHolder) {
-            return scores;
+        if (firstHolder[wanted] < 0) {
+            return scores; // the adapter's first copy
         }
-        int holdersGroup = find(parent, firstHolder.get(request.model()));
+        int holdersGroup = find(parent, firstHolder[wanted]);
         boolean bridgeExists = false;
         for (int i = 0; i < n && !bridgeExists; i++) {
             bridgeExists = !holds[i] && find(parent, i) != holdersGroup;

@@ -1,7 +1,9 @@
 package dev.patchbay.router.scrape;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -23,8 +25,9 @@ import java.util.Set;
  * @param residency          {@code vllm:lora_adapter_loaded}: every resident adapter and its tier
  * @param gpuSlots           {@code vllm:max_gpu_lora_adapters}
  * @param gpuSlotsUsed       {@code vllm:num_gpu_loaded_lora_adapters}
- * @param idleEvictableSlot  derived, recomputed here whatever is passed: some unpinned adapter in a slot has no
- *                           request running or waiting (a cheap eviction); computed once per scrape, not per pick
+ * @param slotAdapters       derived, recomputed here whatever is passed: the adapters in slots, and whether one
+ *                           of them is unpinned with no request running or waiting (a cheap eviction); computed
+ *                           once per scrape, not per pick, since every pick asks
  */
 public record EndpointMetrics(
         String modelName,
@@ -40,7 +43,7 @@ public record EndpointMetrics(
         Map<String, AdapterResidency> residency,
         int gpuSlots,
         int gpuSlotsUsed,
-        boolean idleEvictableSlot) {
+        SlotAdapters slotAdapters) {
 
     /** An idle server that reported nothing about LoRA. */
     public static final EndpointMetrics EMPTY = builder().build();
@@ -51,15 +54,53 @@ public record EndpointMetrics(
         adapterRunning = Map.copyOf(adapterRunning);
         adapterWaiting = Map.copyOf(adapterWaiting);
         residency = Map.copyOf(residency);
-        idleEvictableSlot = false;
+        List<String> inSlots = new ArrayList<>();
+        boolean idleEvictable = false;
         for (var entry : residency.entrySet()) {
             AdapterResidency r = entry.getValue();
-            if (r.inSlot() && !r.pinned() && adapterRunning.getOrDefault(entry.getKey(), 0) == 0
+            if (!r.inSlot()) {
+                continue;
+            }
+            inSlots.add(entry.getKey());
+            if (!r.pinned() && adapterRunning.getOrDefault(entry.getKey(), 0) == 0
                     && adapterWaiting.getOrDefault(entry.getKey(), 0) == 0) {
-                idleEvictableSlot = true;
-                break;
+                idleEvictable = true;
             }
         }
+        slotAdapters = new SlotAdapters(List.copyOf(inSlots), idleEvictable);
+    }
+
+    /**
+     * The adapters in batch slots, and whether one of them can be evicted cheaply (unpinned and idle). {@code ids}
+     * are the names' {@link AdapterIds}, in the same order.
+     */
+    public record SlotAdapters(List<String> names, boolean idleEvictable, int[] ids) {
+        static final SlotAdapters NONE = new SlotAdapters(List.of(), false);
+
+        public SlotAdapters(List<String> names, boolean idleEvictable) {
+            this(names, idleEvictable, names.stream().mapToInt(AdapterIds::of).toArray());
+        }
+
+        // ids follow from names: equal names are equal slot adapters.
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SlotAdapters other && names.equals(other.names) && idleEvictable == other.idleEvictable;
+        }
+
+        @Override
+        public int hashCode() {
+            return names.hashCode() * 31 + Boolean.hashCode(idleEvictable);
+        }
+
+        @Override
+        public String toString() {
+            return "SlotAdapters" + names + (idleEvictable ? " (one idle)" : "");
+        }
+    }
+
+    /** Some unpinned adapter in a slot has no request running or waiting: a cheap eviction. */
+    public boolean idleEvictableSlot() {
+        return slotAdapters.idleEvictable();
     }
 
     public int adapterRunning(String adapter) {
@@ -110,7 +151,7 @@ public record EndpointMetrics(
         }
         return new EndpointMetrics(modelName, waitingRequests + 1, runningRequests, kvCacheUsage, activeAdapters,
                 waitingNames, maxLora, hasResidencyFamilies, adapterRunning, waitingCounts, resident, gpuSlots,
-                slotsUsed, false);
+                slotsUsed, SlotAdapters.NONE);
     }
 
     public static Builder builder() {
@@ -172,7 +213,7 @@ public record EndpointMetrics(
         public EndpointMetrics build() {
             return new EndpointMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage,
                     activeAdapters, waitingAdapters, maxLora, hasResidencyFamilies,
-                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed, false);
+                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed, SlotAdapters.NONE);
         }
     }
 }

@@ -36,6 +36,45 @@ class EndpointMetricsTest {
     }
 
     @Test
+    void slotAdaptersListTheAdaptersInSlotsWithTheirIds() {
+        EndpointMetrics m = EndpointMetrics.builder().slots(3, 2).resident("a", SLOT).adapterRunning("a", 1)
+                .resident("b", SLOT).resident("h", HOST).build();
+        assertThat(m.slotAdapters().names()).containsExactlyInAnyOrder("a", "b");
+        assertThat(m.idleEvictableSlot()).as("b is in a slot with nothing to do").isTrue();
+        int[] ids = m.slotAdapters().ids();
+        assertThat(ids).hasSize(2);
+        for (int i = 0; i < ids.length; i++) {
+            assertThat(ids[i]).isEqualTo(AdapterIds.of(m.slotAdapters().names().get(i)));
+        }
+        // A sent request that takes a free slot shows in the slot adapters at once.
+        assertThat(m.withRequestSent("c").slotAdapters().names()).containsExactlyInAnyOrder("a", "b", "c");
+        assertThat(m.withRequestSent("a").slotAdapters()).isEqualTo(m.slotAdapters());
+    }
+
+    @Test
+    void adapterIdsAreStableAndDistinctUnderConcurrentFirstSightings() throws Exception {
+        int threads = 8;
+        java.util.List<String> names = java.util.stream.IntStream.range(0, 500).mapToObj(i -> "ids-test-" + i).toList();
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        var start = new java.util.concurrent.CountDownLatch(1);
+        java.util.List<java.util.concurrent.Future<int[]>> seen = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            seen.add(pool.submit(() -> {
+                start.await();
+                return names.stream().mapToInt(AdapterIds::of).toArray();
+            }));
+        }
+        start.countDown();
+        int[] first = seen.getFirst().get();
+        for (var f : seen) {
+            assertThat(f.get()).as("every thread sees the same id per name").containsExactly(first);
+        }
+        pool.shutdown();
+        assertThat(java.util.Arrays.stream(first).distinct().count()).isEqualTo(names.size());
+        assertThat(java.util.Arrays.stream(first).max().orElseThrow()).isLessThan(AdapterIds.bound());
+    }
+
+    @Test
     void baseModelAndLegacyOnlyEndpointsOnlyGrowTheQueue() {
         EndpointMetrics legacy = EndpointMetrics.builder().waitingRequests(1).activeAdapters(Set.of("a")).maxLora(2)
                 .build();
