@@ -40,7 +40,10 @@ public final class LoraBridgeScorer implements Scorer {
             parent[i] = i;
         }
         // Adapters as small ints (AdapterIds, assigned at scrape time): a pick here is array work, no hashing.
-        int wanted = AdapterIds.of(request.model());
+        int wanted = AdapterIds.find(request.model());
+        if (wanted < 0) {
+            return scores; // no scrape has named it: no endpoint holds it
+        }
         int[] firstHolder = new int[Math.max(AdapterIds.bound(), wanted + 1)];
         java.util.Arrays.fill(firstHolder, -1);
         boolean[] holds = new boolean[n];

@@ -20,6 +20,15 @@ public final class AdapterIds {
         return id != null ? id : IDS.computeIfAbsent(adapter, name -> NEXT.getAndIncrement());
     }
 
+    /**
+     * The name's id, or -1 if no scrape has named it: for names from requests, which must not grow the table (a
+     * client can send any model name).
+     */
+    public static int find(String adapter) {
+        Integer id = IDS.get(adapter);
+        return id == null ? -1 : id;
+    }
+
     /** Every id handed out so far is below this. */
     public static int bound() {
         return NEXT.get();

@@ -72,6 +72,10 @@ class EndpointMetricsTest {
         pool.shutdown();
         assertThat(java.util.Arrays.stream(first).distinct().count()).isEqualTo(names.size());
         assertThat(java.util.Arrays.stream(first).max().orElseThrow()).isLessThan(AdapterIds.bound());
+        int bound = AdapterIds.bound();
+        assertThat(AdapterIds.find("ids-test-never-scraped")).as("a name only asked for gets no id").isEqualTo(-1);
+        assertThat(AdapterIds.bound()).isEqualTo(bound);
+        assertThat(AdapterIds.find("ids-test-7")).isEqualTo(first[7]);
     }
 
     @Test
