@@ -6,8 +6,6 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
-import dev.patchbay.router.pick.LoraPlacement;
-import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.PromptInFlight;
 import dev.patchbay.router.proxy.ProxyHandler;
@@ -173,8 +171,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         }
         EndpointState target = decision.ranked().getFirst();
         String destination = target.endpoint().address();
-        PickRequest pick = decision.request();
-        metrics.picked(target.endpoint(), pick.baseModel() ? null : LoraPlacement.of(target.metrics(), pick.model()));
+        metrics.picked(target, decision.request());
         inFlight = pool.promptSent(target.endpoint(), decision.promptTokens());
 
         HeaderMutation.Builder mutation = HeaderMutation.newBuilder().addSetHeaders(header(

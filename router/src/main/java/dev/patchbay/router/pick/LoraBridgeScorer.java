@@ -2,6 +2,7 @@ package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.AdapterIds;
 
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -31,7 +32,7 @@ public final class LoraBridgeScorer implements Scorer {
     public double[] score(PickRequest request, List<EndpointState> candidates) {
         int n = candidates.size();
         double[] scores = new double[n];
-        java.util.Arrays.fill(scores, 1.0);
+        Arrays.fill(scores, 1.0);
         if (request.baseModel() || n < 2) {
             return scores;
         }
@@ -45,7 +46,7 @@ public final class LoraBridgeScorer implements Scorer {
             return scores; // no scrape has named it: no endpoint holds it
         }
         int[] firstHolder = new int[Math.max(AdapterIds.bound(), wanted + 1)];
-        java.util.Arrays.fill(firstHolder, -1);
+        Arrays.fill(firstHolder, -1);
         boolean[] holds = new boolean[n];
         for (int i = 0; i < n; i++) {
             for (int adapter : candidates.get(i).metrics().slotAdapters().ids()) {

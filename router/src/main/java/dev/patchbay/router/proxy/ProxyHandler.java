@@ -1,7 +1,6 @@
 package dev.patchbay.router.proxy;
 
 import dev.patchbay.router.pick.EndpointState;
-import dev.patchbay.router.pick.LoraPlacement;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.PromptInFlight;
@@ -98,8 +97,7 @@ public final class ProxyHandler {
                     Thread.currentThread().interrupt();
                     return;
                 }
-                metrics.picked(target.endpoint(),
-                        pick.baseModel() ? null : LoraPlacement.of(target.metrics(), pick.model()));
+                metrics.picked(target, pick);
                 relay(upstream, res, target, inFlight);
                 metrics.responded(upstream.statusCode());
                 metrics.requestTook(System.nanoTime() - arrived);

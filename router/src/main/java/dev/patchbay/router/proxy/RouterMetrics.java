@@ -1,8 +1,10 @@
 package dev.patchbay.router.proxy;
 
 import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.LoraPlacement;
 import dev.patchbay.router.pick.LoraSpreadFilter;
+import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import io.prometheus.metrics.config.EscapingScheme;
@@ -95,8 +97,10 @@ public final class RouterMetrics {
                 }).register(registry);
     }
 
-    public void picked(Endpoint endpoint, LoraPlacement placement) {
-        picks.labelValues(endpoint.address()).inc();
+    /** A request sent to {@code target}: counted per endpoint, and by where it held the request's adapter. */
+    public void picked(EndpointState target, PickRequest request) {
+        picks.labelValues(target.endpoint().address()).inc();
+        LoraPlacement placement = request.baseModel() ? null : LoraPlacement.of(target.metrics(), request.model());
         String label = placement == null ? "base_model" : switch (placement) {
             case IN_SLOT -> "in_slot";
             case IN_HOST -> "in_host";

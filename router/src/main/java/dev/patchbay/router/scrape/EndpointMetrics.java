@@ -67,7 +67,11 @@ public record EndpointMetrics(
                 idleEvictable = true;
             }
         }
-        slotAdapters = new SlotAdapters(List.copyOf(inSlots), idleEvictable);
+        int[] ids = new int[inSlots.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = AdapterIds.of(inSlots.get(i));
+        }
+        slotAdapters = new SlotAdapters(List.copyOf(inSlots), idleEvictable, ids);
     }
 
     /**
@@ -75,11 +79,7 @@ public record EndpointMetrics(
      * are the names' {@link AdapterIds}, in the same order.
      */
     public record SlotAdapters(List<String> names, boolean idleEvictable, int[] ids) {
-        static final SlotAdapters NONE = new SlotAdapters(List.of(), false);
-
-        public SlotAdapters(List<String> names, boolean idleEvictable) {
-            this(names, idleEvictable, names.stream().mapToInt(AdapterIds::of).toArray());
-        }
+        static final SlotAdapters NONE = new SlotAdapters(List.of(), false, new int[0]);
 
         // ids follow from names: equal names are equal slot adapters.
         @Override
