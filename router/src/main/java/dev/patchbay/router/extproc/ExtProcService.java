@@ -1,6 +1,5 @@
 package dev.patchbay.router.extproc;
 
-import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.RouteDecider;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
@@ -15,17 +14,15 @@ import io.grpc.stub.StreamObserver;
  */
 public final class ExtProcService extends ExternalProcessorGrpc.ExternalProcessorImplBase {
     private final RouteDecider decider;
-    private final EndpointPool pool;
     private final RouterMetrics metrics;
 
-    public ExtProcService(RouteDecider decider, EndpointPool pool, RouterMetrics metrics) {
+    public ExtProcService(RouteDecider decider, RouterMetrics metrics) {
         this.decider = decider;
-        this.pool = pool;
         this.metrics = metrics;
     }
 
     @Override
     public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> responses) {
-        return new ExtProcStream(responses, decider, pool, metrics);
+        return new ExtProcStream(responses, decider, metrics);
     }
 }

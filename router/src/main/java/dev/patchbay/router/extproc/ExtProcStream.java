@@ -6,8 +6,7 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
-import dev.patchbay.router.pool.EndpointPool;
-import dev.patchbay.router.pool.PromptInFlight;
+import dev.patchbay.router.pool.RequestInFlight;
 import dev.patchbay.router.proxy.ProxyHandler;
 import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.OpenAiError;
@@ -66,7 +65,6 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
 
     private final StreamObserver<ProcessingResponse> out;
     private final RouteDecider decider;
-    private final EndpointPool pool;
     private final RouterMetrics metrics;
     private final Map<String, String> headers = new HashMap<>();
     private ByteString body = ByteString.EMPTY;
@@ -77,14 +75,12 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private boolean decided;
     private Predicate<Endpoint> eligible = RouteDecider.ANY_ENDPOINT;
     private long arrivedNanos;
-    private PromptInFlight inFlight;
+    private RequestInFlight inFlight;
     private boolean done;
 
-    ExtProcStream(StreamObserver<ProcessingResponse> out, RouteDecider decider, EndpointPool pool,
-                  RouterMetrics metrics) {
+    ExtProcStream(StreamObserver<ProcessingResponse> out, RouteDecider decider, RouterMetrics metrics) {
         this.out = out;
         this.decider = decider;
-        this.pool = pool;
         this.metrics = metrics;
     }
 
@@ -172,7 +168,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         EndpointState target = decision.ranked().getFirst();
         String destination = target.endpoint().address();
         metrics.picked(target, decision.request());
-        inFlight = pool.promptSent(target.endpoint(), decision.promptTokens());
+        inFlight = decider.sent(decision, target);
 
         HeaderMutation.Builder mutation = HeaderMutation.newBuilder().addSetHeaders(header(
                 ProxyHandler.DESTINATION_HEADER, destination));
@@ -212,7 +208,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     }
 
     private void onResponseHeaders(HttpHeaders http) {
-        answered();
+        answering();
         for (HeaderValue h : http.getHeaders().getHeadersList()) {
             if (h.getKey().equals(":status")) {
                 try {
@@ -226,9 +222,12 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     }
 
     private void onResponseBody(HttpBody chunk) {
-        answered();
-        if (chunk.getEndOfStream() && arrivedNanos > 0) {
-            metrics.requestTook(System.nanoTime() - arrivedNanos);
+        answering();
+        if (chunk.getEndOfStream()) {
+            finished();
+            if (arrivedNanos > 0) {
+                metrics.requestTook(System.nanoTime() - arrivedNanos);
+            }
         }
         BodyResponse.Builder reply = BodyResponse.newBuilder();
         if (fullDuplexResponse) {
@@ -251,21 +250,28 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         out.onCompleted();
     }
 
-    /** The prefill this request asked for has begun answering (or never will): out of the tally. */
-    private void answered() {
+    /** The answer has begun: the prefill is done, the request runs. */
+    private void answering() {
         if (inFlight != null) {
-            inFlight.answered();
+            inFlight.answering();
+        }
+    }
+
+    /** The answer ended, or never will: the request is nowhere any more. */
+    private void finished() {
+        if (inFlight != null) {
+            inFlight.finished();
         }
     }
 
     @Override
     public void onError(Throwable t) {
-        answered(); // Envoy dropped the stream: the request is gone
+        finished(); // Envoy dropped the stream: the request is gone
     }
 
     @Override
     public void onCompleted() {
-        answered();
+        finished();
         if (!done) {
             done = true;
             out.onCompleted();

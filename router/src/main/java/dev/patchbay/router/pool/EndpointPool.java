@@ -27,15 +27,75 @@ import java.util.function.Consumer;
 public final class EndpointPool implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(EndpointPool.class.getName());
 
-    /** One endpoint's mutable slot; the status inside is immutable and swapped atomically. */
-    private static final class Slot {
+    /**
+     * One endpoint's state. The status inside is immutable and swapped atomically, so readers take no lock;
+     * changes that combine the last scrape with the router's own requests happen under the slot's lock.
+     */
+    static final class Slot {
         final AtomicReference<EndpointStatus> status;
         final AtomicBoolean scraping = new AtomicBoolean();
         /** {@link EndpointState#promptTokensInFlight}: kept across scrapes, as no scrape shows it. */
         final AtomicLong promptTokensInFlight = new AtomicLong();
+        /** The last good scrape as read, before the router's own requests are added to it. */
+        private EndpointMetrics scraped;
+        /** The router's requests that no scrape begun after their send has shown yet, oldest first. */
+        private final List<RequestInFlight> unseen = new ArrayList<>();
 
         Slot(Endpoint endpoint) {
             status = new AtomicReference<>(new EndpointStatus(endpoint, null, 0, false, null));
+        }
+
+        /** A good scrape that began at {@code startedNanos}: it shows every request sent before then. */
+        synchronized void scraped(EndpointMetrics metrics, long startedNanos, long nowNanos) {
+            scraped = metrics;
+            unseen.removeIf(request -> request.sentNanos() < startedNanos);
+            EndpointStatus before = status.get();
+            status.set(new EndpointStatus(before.endpoint(), withUnseen(), nowNanos, false, null));
+            if (before.failing()) {
+                LOG.log(System.Logger.Level.INFO, before.endpoint() + " answers its metrics again");
+            }
+        }
+
+        synchronized void add(RequestInFlight request) {
+            unseen.add(request);
+            EndpointStatus s = status.get();
+            if (s.metrics() != null) {
+                status.set(new EndpointStatus(s.endpoint(), s.metrics().withRequestSent(request.adapter()),
+                        s.lastGoodNanos(), s.failing(), s.lastError()));
+            }
+        }
+
+        synchronized void advance(RequestInFlight request, RequestInFlight.Phase next) {
+            if (!request.moveTo(next)) {
+                return;
+            }
+            boolean counted = next == RequestInFlight.Phase.DONE ? unseen.remove(request) : unseen.contains(request);
+            EndpointStatus s = status.get();
+            if (counted && scraped != null) { // else a scrape shows it already, as the server counts it
+                status.set(new EndpointStatus(s.endpoint(), withUnseen(), s.lastGoodNanos(), s.failing(),
+                        s.lastError()));
+            }
+        }
+
+        synchronized void fail(String error) {
+            EndpointStatus before = status.getAndUpdate(
+                    s -> new EndpointStatus(s.endpoint(), s.metrics(), s.lastGoodNanos(), true, error));
+            if (!before.failing()) {
+                LOG.log(System.Logger.Level.WARNING, before.endpoint() + " gets no new requests: " + error);
+            }
+        }
+
+        /** The last scrape with every request it cannot show yet, each as it stands now. */
+        private EndpointMetrics withUnseen() {
+            EndpointMetrics metrics = scraped;
+            for (RequestInFlight request : unseen) {
+                metrics = switch (request.phase()) {
+                    case WAITING -> metrics.withRequestSent(request.adapter());
+                    case RUNNING -> metrics.withRequestRunning(request.adapter());
+                    case DONE -> metrics;
+                };
+            }
+            return metrics;
         }
     }
 
@@ -136,15 +196,12 @@ public final class EndpointPool implements AutoCloseable {
 
     private void scrape(Slot slot) {
         Endpoint endpoint = slot.status.get().endpoint();
+        long started = System.nanoTime();
         try {
             EndpointMetrics metrics = reader.read(fetcher.fetch(endpoint));
-            EndpointStatus before = slot.status.getAndSet(
-                    new EndpointStatus(endpoint, metrics, System.nanoTime(), false, null));
-            if (before.failing()) {
-                LOG.log(System.Logger.Level.INFO, endpoint + " answers its metrics again");
-            }
+            slot.scraped(metrics, started, System.nanoTime());
         } catch (IOException | MalformedPageException | RuntimeException e) {
-            fail(slot, e instanceof MalformedPageException ? "malformed page: " + e.getMessage() : e.toString());
+            slot.fail(e instanceof MalformedPageException ? "malformed page: " + e.getMessage() : e.toString());
             onScrapeFailure.accept(endpoint);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -153,44 +210,31 @@ public final class EndpointPool implements AutoCloseable {
         }
     }
 
-    private static void fail(Slot slot, String error) {
-        EndpointStatus before = slot.status.getAndUpdate(
-                s -> new EndpointStatus(s.endpoint(), s.metrics(), s.lastGoodNanos(), true, error));
-        if (!before.failing()) {
-            LOG.log(System.Logger.Level.WARNING, before.endpoint() + " gets no new requests: " + error);
-        }
-    }
-
     /** Takes the endpoint out of rotation until its next good scrape (a refused connection). */
     public void markUnreachable(Endpoint endpoint, String why) {
         Slot slot = slots.get(endpoint);
         if (slot != null) {
-            fail(slot, why);
+            slot.fail(why);
         }
     }
 
     /**
-     * Counts a request just sent to {@code endpoint} into its metrics until the next scrape replaces them
-     * ({@link EndpointMetrics#withRequestSent}).
+     * A request just sent to {@code endpoint}: its {@code promptTokens} count in the endpoint's prefill tally until
+     * the answer's first byte, and with {@code countInMetrics} the request counts in the endpoint's metrics until a
+     * scrape shows it ({@link RequestInFlight}). For an endpoint not in the pool the handle counts nowhere; an
+     * endpoint removed and re-added meanwhile is not touched.
      *
      * @param adapter the request's adapter, or null for a base-model request
      */
-    public void recordSent(Endpoint endpoint, String adapter) {
+    public RequestInFlight sent(Endpoint endpoint, String adapter, long promptTokens, boolean countInMetrics) {
         Slot slot = slots.get(endpoint);
-        if (slot != null) {
-            slot.status.updateAndGet(s -> s.metrics() == null ? s : new EndpointStatus(s.endpoint(),
-                    s.metrics().withRequestSent(adapter), s.lastGoodNanos(), s.failing(), s.lastError()));
+        PromptInFlight prompt = new PromptInFlight(slot == null ? new AtomicLong() : slot.promptTokensInFlight,
+                promptTokens);
+        RequestInFlight request = new RequestInFlight(countInMetrics ? slot : null, adapter, System.nanoTime(), prompt);
+        if (countInMetrics && slot != null) {
+            slot.add(request);
         }
-    }
-
-    /**
-     * Counts {@code tokens} of prompt sent to {@code endpoint} until the returned handle's
-     * {@link PromptInFlight#answered} (at the answer's first byte, or when the request failed). For an endpoint not
-     * in the pool the handle counts nowhere.
-     */
-    public PromptInFlight promptSent(Endpoint endpoint, long tokens) {
-        Slot slot = slots.get(endpoint);
-        return new PromptInFlight(slot == null ? new AtomicLong() : slot.promptTokensInFlight, tokens);
+        return request;
     }
 
     /** Prompt tokens sent to {@code endpoint} and not answered yet; 0 for an endpoint not in the pool. */

@@ -3,7 +3,7 @@ package dev.patchbay.router.proxy;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
-import dev.patchbay.router.pool.PromptInFlight;
+import dev.patchbay.router.pool.RequestInFlight;
 import dev.patchbay.router.route.OpenAiError;
 import dev.patchbay.router.route.RouteDecider;
 import dev.patchbay.router.route.RouteDecision;
@@ -78,8 +78,7 @@ public final class ProxyHandler {
         int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
         for (int attempt = 0; attempt < attempts; attempt++) {
             EndpointState target = ranked.get(attempt);
-            // Counted from send to the answer's first byte: the prefill work this endpoint still has to do.
-            PromptInFlight inFlight = pool.promptSent(target.endpoint(), decision.promptTokens());
+            RequestInFlight inFlight = decider.sent(decision, target);
             try {
                 HttpResponse<InputStream> upstream;
                 try {
@@ -103,7 +102,7 @@ public final class ProxyHandler {
                 metrics.requestTook(System.nanoTime() - arrived);
                 return;
             } finally {
-                inFlight.answered();
+                inFlight.finished();
             }
         }
         respond(res, OpenAiError.noEndpoint("no model server could be reached"));
@@ -136,7 +135,7 @@ public final class ProxyHandler {
 
     /** Copies status, headers and body, flushing every chunk so that SSE events are not held back. */
     private void relay(HttpResponse<InputStream> upstream, ServerResponse res, EndpointState target,
-                       PromptInFlight inFlight) throws IOException {
+                       RequestInFlight inFlight) throws IOException {
         res.status(Status.create(upstream.statusCode()));
         upstream.headers().map().forEach((name, values) -> {
             String lower = name.toLowerCase(Locale.ROOT);
@@ -151,7 +150,7 @@ public final class ProxyHandler {
             int n;
             while ((n = in.read(buffer)) >= 0) {
                 if (n > 0) {
-                    inFlight.answered(); // the first byte of a stream comes with the first token
+                    inFlight.answering(); // the first byte of a stream comes with the first token
                     out.write(buffer, 0, n);
                     out.flush();
                 }

@@ -12,6 +12,7 @@ import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.pool.RequestInFlight;
 
 import java.util.List;
 import java.util.Map;
@@ -94,11 +95,19 @@ public final class RouteDecider {
                     "model_not_found"), null);
         }
         PickRequest request = new PickRequest(model, kind == ModelCatalog.Kind.BASE_MODEL, isSheddable(header));
-        RouteDecision decision = pick(request, forwarded, forwarded != body, PromptSize.estimateTokens(json), eligible);
-        if (decision.error() == null && picker.countsOwnPicks()) {
-            pool.recordSent(decision.ranked().getFirst().endpoint(), request.baseModel() ? null : model);
-        }
-        return decision;
+        return pick(request, forwarded, forwarded != body, PromptSize.estimateTokens(json), eligible);
+    }
+
+    /**
+     * The decided request goes to {@code target} now: its prompt counts in the endpoint's prefill tally, and when
+     * the picker counts its own picks, the request counts in the endpoint's metrics until a scrape shows it
+     * ({@link RequestInFlight}). The caller reports the answer's first byte and its end on the handle.
+     */
+    public RequestInFlight sent(RouteDecision decision, EndpointState target) {
+        PickRequest request = decision.request();
+        String adapter = request == null || request.baseModel() ? null : request.model();
+        return pool.sent(target.endpoint(), adapter, decision.promptTokens(),
+                picker.countsOwnPicks() && request != null && !request.model().isEmpty());
     }
 
     /** Decides for a request without a model (the model list): any ready endpoint will do. */

@@ -130,17 +130,29 @@ public record EndpointMetrics(
      * @param adapter the request's adapter, or null for a base-model request
      */
     public EndpointMetrics withRequestSent(String adapter) {
-        Set<String> waitingNames = waitingAdapters;
-        Map<String, Integer> waitingCounts = adapterWaiting;
+        return withOwnRequest(adapter, false);
+    }
+
+    /**
+     * These metrics with one more running request: a request the router sent that has begun answering (its first
+     * byte came back) since this scrape; the same slot accounting as {@link #withRequestSent}.
+     */
+    public EndpointMetrics withRequestRunning(String adapter) {
+        return withOwnRequest(adapter, true);
+    }
+
+    private EndpointMetrics withOwnRequest(String adapter, boolean running) {
+        Set<String> names = running ? activeAdapters : waitingAdapters;
+        Map<String, Integer> counts = running ? adapterRunning : adapterWaiting;
         Map<String, AdapterResidency> resident = residency;
         int slotsUsed = gpuSlotsUsed;
         if (adapter != null) {
-            waitingNames = new HashSet<>(waitingAdapters);
-            waitingNames.add(adapter);
+            names = new HashSet<>(names);
+            names.add(adapter);
         }
         if (adapter != null && hasResidencyFamilies) {
-            waitingCounts = new HashMap<>(adapterWaiting);
-            waitingCounts.merge(adapter, 1, Integer::sum);
+            counts = new HashMap<>(counts);
+            counts.merge(adapter, 1, Integer::sum);
             AdapterResidency here = residency.get(adapter);
             if ((here == null || !here.inSlot()) && gpuSlotsUsed < gpuSlots) {
                 resident = new HashMap<>(residency);
@@ -149,9 +161,10 @@ public record EndpointMetrics(
                 slotsUsed++;
             }
         }
-        return new EndpointMetrics(modelName, waitingRequests + 1, runningRequests, kvCacheUsage, activeAdapters,
-                waitingNames, maxLora, hasResidencyFamilies, adapterRunning, waitingCounts, resident, gpuSlots,
-                slotsUsed, SlotAdapters.NONE);
+        return new EndpointMetrics(modelName, waitingRequests + (running ? 0 : 1), runningRequests + (running ? 1 : 0),
+                kvCacheUsage, running ? names : activeAdapters, running ? waitingAdapters : names, maxLora,
+                hasResidencyFamilies, running ? counts : adapterRunning, running ? adapterWaiting : counts, resident,
+                gpuSlots, slotsUsed, SlotAdapters.NONE);
     }
 
     public static Builder builder() {

@@ -2,6 +2,8 @@ package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.scrape.EndpointMetrics;
+import dev.patchbay.testkit.Await;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -13,7 +15,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,14 +26,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class EndpointPoolTest {
     private static final String PAGE = "vllm:num_requests_waiting{model_name=\"m\"} 2\n";
 
-    static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(5);
-        }
+    static void awaitTrue(String what, BooleanSupplier condition) {
+        Await.until(what, condition);
     }
 
     private static List<Endpoint> endpoints(int count) {
@@ -47,28 +45,123 @@ class EndpointPoolTest {
                 Duration.ofSeconds(5), e -> { })) {
             pool.start();
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
-            PromptInFlight first = pool.promptSent(list.get(1), 300);
-            PromptInFlight second = pool.promptSent(list.get(1), 200);
+            RequestInFlight first = pool.sent(list.get(1), null, 300, false);
+            RequestInFlight second = pool.sent(list.get(1), null, 200, false);
             assertThat(pool.readyStates()).extracting(EndpointState::promptTokensInFlight).containsExactly(0L, 500L);
             // a scrape replaces the metrics, not the tally: no scrape shows prompts being prefilled
             long scrapedBefore = pool.statuses().get(1).lastGoodNanos();
             awaitTrue("rescraped", () -> pool.statuses().get(1).lastGoodNanos() != scrapedBefore);
-            first.answered();
-            first.answered(); // the first byte and the finally both report: counted once
+            first.answering();
+            first.finished(); // the first byte and the finally both report: counted once
             assertThat(pool.promptTokensInFlight(list.get(1))).isEqualTo(200);
-            second.answered();
+            second.finished();
             assertThat(pool.promptTokensInFlight(list.get(1))).isZero();
 
             // an endpoint that leaves and comes back starts a new tally; a request sent before does not touch it
-            PromptInFlight beforeRemoval = pool.promptSent(list.get(0), 100);
+            RequestInFlight beforeRemoval = pool.sent(list.get(0), null, 100, false);
             pool.setEndpoints(List.of(list.get(1)));
             pool.setEndpoints(list);
-            PromptInFlight afterReturn = pool.promptSent(list.get(0), 40);
-            beforeRemoval.answered();
+            RequestInFlight afterReturn = pool.sent(list.get(0), null, 40, false);
+            beforeRemoval.finished();
             assertThat(pool.promptTokensInFlight(list.get(0))).isEqualTo(40);
-            afterReturn.answered();
-            pool.promptSent(new Endpoint("127.0.0.1", 1), 10).answered(); // not in the pool: counted nowhere
+            afterReturn.finished();
+            pool.sent(new Endpoint("127.0.0.1", 1), null, 10, false).finished(); // not in the pool: counted nowhere
             assertThat(pool.promptTokensInFlight(new Endpoint("127.0.0.1", 1))).isZero();
+        }
+    }
+
+    @Test
+    void ownRequestsCountUntilAScrapeBegunAfterThemAndFinishedOnesNotAtAll() throws Exception {
+        Endpoint endpoint = endpoints(1).getFirst();
+        AtomicReference<String> page = new AtomicReference<>(PAGE); // 2 waiting
+        AtomicReference<CountDownLatch> hold = new AtomicReference<>();
+        CountDownLatch fetching = new CountDownLatch(1);
+        EndpointPool.Fetcher fetcher = e -> {
+            CountDownLatch gate = hold.get();
+            if (gate != null) {
+                fetching.countDown();
+                gate.await();
+            }
+            return page.get();
+        };
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(List.of(endpoint)), fetcher, Duration.ofHours(1),
+                Duration.ofHours(1), e -> { })) {
+            pool.tick();
+            awaitTrue("ready", () -> pool.readyStates().size() == 1);
+            java.util.function.Supplier<EndpointMetrics> seen = () -> pool.readyStates().getFirst().metrics();
+
+            RequestInFlight first = pool.sent(endpoint, "sql", 10, true);
+            assertThat(seen.get().waitingRequests()).isEqualTo(3);
+            assertThat(seen.get().waitingAdapters()).containsExactly("sql");
+            first.answering();
+            assertThat(seen.get().waitingRequests()).isEqualTo(2);
+            assertThat(seen.get().runningRequests()).isEqualTo(1);
+            assertThat(seen.get().activeAdapters()).containsExactly("sql");
+            first.finished();
+            first.finished();
+            assertThat(seen.get().waitingRequests()).isEqualTo(2);
+            assertThat(seen.get().runningRequests()).isZero();
+            assertThat(seen.get().waitingAdapters()).isEmpty();
+
+            // A scrape begun before a send cannot show it; one begun after shows the server's own count.
+            RequestInFlight before = pool.sent(endpoint, null, 0, true);
+            hold.set(new CountDownLatch(1));
+            long scrapedBefore = pool.statuses().getFirst().lastGoodNanos();
+            pool.tick();
+            fetching.await();
+            RequestInFlight during = pool.sent(endpoint, null, 0, true);
+            assertThat(seen.get().waitingRequests()).isEqualTo(4);
+            page.set("vllm:num_requests_waiting{model_name=\"m\"} 5\n");
+            hold.get().countDown();
+            awaitTrue("rescraped", () -> pool.statuses().getFirst().lastGoodNanos() != scrapedBefore);
+            assertThat(seen.get().waitingRequests()).as("the server's 5 and the request sent during the scrape")
+                    .isEqualTo(6);
+            before.finished(); // shown by the scrape already: the server's count stands
+            assertThat(seen.get().waitingRequests()).isEqualTo(6);
+            during.finished();
+            assertThat(seen.get().waitingRequests()).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void ownRequestsFromManyThreadsLeaveTheScrapedCountsAsTheyWere() throws Exception {
+        List<Endpoint> list = endpoints(2);
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(5),
+                Duration.ofMinutes(5), e -> { })) {
+            pool.start();
+            awaitTrue("both ready", () -> pool.readyStates().size() == 2);
+            int threads = 8;
+            CountDownLatch start = new CountDownLatch(1);
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                Endpoint target = list.get(t % 2);
+                String adapter = t % 3 == 0 ? null : "a" + t;
+                workers.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    for (int i = 0; i < 2_000; i++) {
+                        RequestInFlight request = pool.sent(target, adapter, 3, true);
+                        if (i % 2 == 0) {
+                            request.answering();
+                        }
+                        assertThat(pool.readyStates()).hasSize(2);
+                        request.finished();
+                    }
+                }));
+            }
+            start.countDown();
+            for (Thread worker : workers) {
+                worker.join();
+            }
+            for (EndpointState state : pool.readyStates()) {
+                assertThat(state.metrics().waitingRequests()).isEqualTo(2);
+                assertThat(state.metrics().runningRequests()).isZero();
+                assertThat(state.metrics().waitingAdapters()).isEmpty();
+                assertThat(state.promptTokensInFlight()).isZero();
+            }
         }
     }
 
@@ -93,9 +186,9 @@ class EndpointPoolTest {
                         return;
                     }
                     for (int i = 0; i < perThread; i++) {
-                        PromptInFlight request = pool.promptSent(target, 1 + i % 7);
+                        RequestInFlight request = pool.sent(target, null, 1 + i % 7, false);
                         pool.readyStates();
-                        request.answered();
+                        request.finished();
                     }
                     finished.incrementAndGet();
                 }));
@@ -143,14 +236,17 @@ class EndpointPoolTest {
     @Test
     void hungScrapeMakesDataStaleAndNeverStacksUp() throws Exception {
         Map<Endpoint, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+        Map<Endpoint, AtomicInteger> fetches = new ConcurrentHashMap<>();
         AtomicInteger maxInFlight = new AtomicInteger();
         Set<Endpoint> hang = ConcurrentHashMap.newKeySet();
+        CountDownLatch release = new CountDownLatch(1);
         EndpointPool.Fetcher fetcher = endpoint -> {
             int now = inFlight.computeIfAbsent(endpoint, e -> new AtomicInteger()).incrementAndGet();
             maxInFlight.accumulateAndGet(now, Math::max);
+            fetches.computeIfAbsent(endpoint, e -> new AtomicInteger()).incrementAndGet();
             try {
                 if (hang.contains(endpoint)) {
-                    Thread.sleep(400);
+                    release.await(); // a server that never answers, until the test lets it
                 }
                 return PAGE;
             } finally {
@@ -164,25 +260,34 @@ class EndpointPoolTest {
             awaitTrue("all ready", () -> pool.readyStates().size() == 3);
             hang.add(list.get(0));
             awaitTrue("hung endpoint stale", () -> pool.readyStates().size() == 2);
-            Thread.sleep(200);
+            // Many more rounds go by: the hung endpoint gets no second scrape and stays out.
+            int hungFetches = fetches.get(list.get(0)).get();
+            int othersBefore = fetches.get(list.get(1)).get();
+            awaitTrue("20 more rounds", () -> fetches.get(list.get(1)).get() >= othersBefore + 20);
+            assertThat(fetches.get(list.get(0)).get()).isEqualTo(hungFetches);
             assertThat(pool.readyStates()).extracting(EndpointState::endpoint).containsExactly(list.get(1), list.get(2));
+            release.countDown();
+            awaitTrue("answers again", () -> pool.readyStates().size() == 3);
         }
         assertThat(maxInFlight.get()).isEqualTo(1);
     }
 
     @Test
     void scrapesRunConcurrently() throws Exception {
-        // 30 endpoints that each take 100 ms: one round done one after the other would take 3 s.
-        EndpointPool.Fetcher slow = endpoint -> {
-            Thread.sleep(100);
+        // Every fetch waits until all 30 endpoints are being fetched at once: one after the other, none would return.
+        int count = 30;
+        CountDownLatch allInFlight = new CountDownLatch(count);
+        EndpointPool.Fetcher together = endpoint -> {
+            allInFlight.countDown();
+            if (!allInFlight.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IOException("the other scrapes never started");
+            }
             return PAGE;
         };
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(endpoints(30)), slow, Duration.ofMillis(50),
-                Duration.ofMillis(500), e -> { })) {
-            long started = System.nanoTime();
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(endpoints(count)), together, Duration.ofMillis(50),
+                Duration.ofMinutes(5), e -> { })) {
             pool.start();
-            awaitTrue("all ready", () -> pool.readyStates().size() == 30);
-            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(1500));
+            awaitTrue("all ready", () -> pool.readyStates().size() == count);
         }
     }
 
@@ -217,7 +322,12 @@ class EndpointPoolTest {
         Path file = Files.createTempFile("endpoints", ".txt");
         try {
             Files.writeString(file, "# pool\n127.0.0.1:9000\n127.0.0.1:9001, 127.0.0.1:9002\n");
-            EndpointsFile source = new EndpointsFile(file);
+            EndpointsFile file1 = new EndpointsFile(file);
+            AtomicInteger reads = new AtomicInteger();
+            EndpointSource source = () -> {
+                reads.incrementAndGet();
+                return file1.current();
+            };
             try (EndpointPool pool = new EndpointPool(source, e -> PAGE, Duration.ofMillis(10),
                     Duration.ofMillis(200), e -> { })) {
                 pool.start();
@@ -226,7 +336,9 @@ class EndpointPoolTest {
                 awaitTrue("one", () -> pool.readyStates().size() == 1);
                 assertThat(pool.statuses()).extracting(s -> s.endpoint().port()).containsExactly(9002);
                 replace(file, "not an endpoint\n");
-                Thread.sleep(100);
+                // several rounds re-read the broken file and keep the previous endpoints
+                int readsBefore = reads.get();
+                awaitTrue("three more reads", () -> reads.get() >= readsBefore + 3);
                 assertThat(pool.statuses()).extracting(s -> s.endpoint().port()).containsExactly(9002);
             }
         } finally {

@@ -15,6 +15,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 
+import dev.patchbay.testkit.Await;
+
 /** Starts a router in front of fake servers and sends it requests. */
 final class RouterHarness implements AutoCloseable {
     final Router router;
@@ -32,18 +34,12 @@ final class RouterHarness implements AutoCloseable {
                 java.util.Arrays.stream(servers).map(FakeModelServer::address).toList());
     }
 
-    void awaitReady(int count) throws InterruptedException {
+    void awaitReady(int count) {
         await("ready endpoints = " + count, () -> router.pool().readyStates().size() == count);
     }
 
-    static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(5);
-        }
+    static void await(String what, BooleanSupplier condition) {
+        Await.until(what, condition);
     }
 
     HttpRequest.Builder request(String path) {

@@ -7,6 +7,8 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
+import dev.patchbay.router.pool.RequestInFlight;
+import dev.patchbay.testkit.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -43,11 +45,7 @@ class RouteDeciderTest {
         RouterConfig config = RouterConfig.parse(configJson);
         Random random = new Random(3);
         pool.tick();
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (pool.readyStates().isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(pool.readyStates()).hasSize(1);
+        Await.until("the endpoint ready", () -> pool.readyStates().size() == 1);
         return new RouteDecider(pool, Profiles.create(config.profile(), config.profileSettings(), random), config,
                 new ModelRewriter(config.rewrites(), random));
     }
@@ -71,24 +69,28 @@ class RouteDeciderTest {
     }
 
     @Test
-    void patchbayCountsItsPicksUntilTheNextScrapeAndTheGatewayProfilesDoNot() throws Exception {
+    void patchbayCountsItsRequestsUntilTheNextScrapeAndTheGatewayProfilesDoNot() throws Exception {
         RouteDecider patchbay = decider("{\"profile\": \"patchbay\"}");
         byte[] request = body("{\"model\":\"sql\",\"prompt\":\"p\"}");
-        assertThat(patchbay.decide(request, NO_HEADERS).refused()).isFalse();
-        assertThat(patchbay.decide(request, NO_HEADERS).refused()).isFalse();
+        RouteDecision first = patchbay.decide(request, NO_HEADERS);
+        RouteDecision second = patchbay.decide(request, NO_HEADERS);
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).as("a decision alone sends nothing")
+                .isEqualTo(9);
+        RequestInFlight sentFirst = patchbay.sent(first, first.ranked().getFirst());
+        patchbay.sent(second, second.ranked().getFirst());
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(11);
         assertThat(pool.readyStates().getFirst().metrics().waitingAdapters()).contains("sql");
-        patchbay.decideWithoutModel();
+        RouteDecision models = patchbay.decideWithoutModel();
+        patchbay.sent(models, models.ranked().getFirst());
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(11);
+        sentFirst.finished(); // answered before any scrape: on no server's page any more
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(10);
 
         pool.tick(); // a fresh scrape replaces the guess
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (pool.readyStates().getFirst().metrics().waitingRequests() != 9 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(9);
+        Await.until("rescraped", () -> pool.readyStates().getFirst().metrics().waitingRequests() == 9);
         RouteDecider gateway = decider("{\"profile\": \"gie-lora\"}");
-        assertThat(gateway.decide(request, NO_HEADERS).refused()).isFalse();
+        RouteDecision viaGateway = gateway.decide(request, NO_HEADERS);
+        gateway.sent(viaGateway, viaGateway.ranked().getFirst());
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(9);
     }
 
