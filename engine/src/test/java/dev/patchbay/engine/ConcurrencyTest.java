@@ -1,5 +1,6 @@
 package dev.patchbay.engine;
 
+import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.clock.RealClock;
@@ -77,12 +78,13 @@ class ConcurrencyTest {
             for (Future<?> f : futures) f.get(60, TimeUnit.SECONDS);
             pool.shutdown();
 
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (finished.size() < accepted.get() && System.nanoTime() < deadline) Thread.sleep(10);
-
+            Await.until("every accepted request finished", () -> finished.size() >= accepted.get(),
+                    () -> finished.size() + " of " + accepted.get());
             assertThat(finished).hasSize(accepted.get());
             assertThat(duplicateFinishes.get()).isZero();
-            Thread.sleep(50);
+            // Outputs are delivered before the step's snapshot is published: wait for the snapshot that counts them.
+            Await.until("the last finish in the snapshot",
+                    () -> engine.snapshot().counters().finished().total() >= accepted.get());
             EngineSnapshot s = engine.snapshot();
             assertThat(s.numRunning()).isZero();
             assertThat(s.numWaiting()).isZero();

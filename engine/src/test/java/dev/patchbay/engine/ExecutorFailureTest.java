@@ -1,5 +1,6 @@
 package dev.patchbay.engine;
 
+import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.clock.RealClock;
@@ -40,8 +41,7 @@ class ExecutorFailureTest {
                     o -> { if (o.finished()) second.complete(o); }));
             assertThat(second.get(10, TimeUnit.SECONDS).finishReason()).isEqualTo(FinishReason.LENGTH);
             // Outputs are delivered before the step's snapshot is published: wait for it.
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (engine.snapshot().counters().finished().total() < 2 && System.nanoTime() < deadline) Thread.sleep(1);
+            Await.until("both finishes in the snapshot", () -> engine.snapshot().counters().finished().total() == 2);
             assertThat(engine.snapshot().counters().finished().error()).isEqualTo(1);
             assertThat(engine.snapshot().kvBlocksUsed()).isZero();
         }

@@ -1,5 +1,6 @@
 package dev.patchbay.metrics;
 
+import dev.patchbay.testkit.Await;
 import dev.patchbay.engine.FinishReason;
 import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.AdapterState.Level;
@@ -169,7 +170,7 @@ class InvariantsTest {
         engine.join();
         // keep scraping the drained engine until each scraper has seen it
         int seen = scrapes.get();
-        while (scrapes.get() < seen + 4 && failures.isEmpty()) Thread.sleep(5);
+        Await.until("four more scrapes", () -> scrapes.get() >= seen + 4 || !failures.isEmpty());
         done.set(true);
         for (Thread t : scrapers) t.join();
         assertThat(failures).isEmpty();

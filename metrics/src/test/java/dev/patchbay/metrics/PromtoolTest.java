@@ -1,12 +1,12 @@
 package dev.patchbay.metrics;
 
+import dev.patchbay.testkit.RequiredTool;
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.AdapterState.Level;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.engine.stats.StepStats;
 import org.junit.jupiter.api.Test;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +17,6 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * The rendered page passes {@code promtool check metrics}. promtool (2.42, Debian's {@code prometheus} package)
@@ -32,15 +31,8 @@ class PromtoolTest {
             Pattern.compile("^vllm:iteration_tokens_total non-counter metrics should not have \"_total\" suffix$"));
 
     private static String promtool() {
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            File candidate = new File(dir, "promtool");
-            if (candidate.canExecute()) return candidate.getPath();
-        }
-        if (System.getenv("CI") != null) {
-            fail("promtool is not installed (Debian package 'prometheus'; scripts/test-prereqs.sh installs it)");
-        }
-        assumeThat(false).as("promtool is not installed").isTrue();
-        return null;
+        return RequiredTool.onPath("promtool", "Debian package 'prometheus'; scripts/test-prereqs.sh installs it")
+                .toString();
     }
 
     private record Result(int exitCode, String output) {}

@@ -57,6 +57,9 @@ public final class PatchbayServer {
     private final List<ServerOptions.LoraModule> staticAdapters = new ArrayList<>();
     private WebServer web;
     private volatile boolean stopping;
+    /** Guards {@link #handling}: API handlers running now, so a graceful stop waits for their last bytes. */
+    private final Object handlersLock = new Object();
+    private int handling;
 
     private PatchbayServer(ServerOptions options, Engine engine, EngineMetrics metrics, AdapterPaths paths) {
         this.options = options;
@@ -160,6 +163,9 @@ public final class PatchbayServer {
     /** Wraps a /v1 handler: API key, shutdown refusal, and OpenAI-shaped errors for whatever it throws. */
     private Handler api(Handler h) {
         return (req, res) -> {
+            synchronized (handlersLock) {
+                handling++;
+            }
             try {
                 if (apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
                     throw new ApiException(401, "Unauthorized: a valid 'Authorization: Bearer <key>' header is required");
@@ -170,6 +176,10 @@ public final class PatchbayServer {
                 if (!res.isSent()) Http.sendError(res, e.status(), e.getMessage(), e.param());
             } catch (RuntimeException e) {
                 if (!res.isSent()) Http.sendError(res, 500, "Internal error: " + e, null);
+            } finally {
+                synchronized (handlersLock) {
+                    if (--handling == 0) handlersLock.notifyAll();
+                }
             }
         };
     }
@@ -260,11 +270,17 @@ public final class PatchbayServer {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        // Streams flush their last events after the engine finishes; give them a moment.
-        try {
-            Thread.sleep(100);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        // Streams flush their last events after the engine finishes: wait for every handler to return.
+        long deadline = System.nanoTime() + grace.toNanos();
+        synchronized (handlersLock) {
+            try {
+                long left;
+                while (handling > 0 && (left = deadline - System.nanoTime()) > 0) {
+                    handlersLock.wait(Math.max(1, left / 1_000_000));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         web.stop();
         engine.close();

@@ -1,5 +1,7 @@
 package dev.patchbay.server;
 
+import dev.patchbay.testkit.Await;
+import dev.patchbay.testkit.RequiredTool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -18,22 +20,18 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A real Prometheus server scrapes Patchbay and answers PromQL about per-adapter requests. */
 class PrometheusServerTest {
-    private static final Path PROMETHEUS = Path.of("/usr/bin/prometheus");
 
     @TempDir
     Path dir;
 
     @Test
     void prometheusScrapesPerAdapterRunningRequests() throws Exception {
-        boolean present = Files.isExecutable(PROMETHEUS);
-        if (!present && System.getenv("CI") != null) throw new AssertionError("prometheus is missing on CI");
-        Assumptions.assumeTrue(present, "Debian's prometheus package is not installed");
+        Path prometheus = RequiredTool.onPath("prometheus", "Debian package 'prometheus'");
         try (ServerHarness h = new ServerHarness(dir, List.of("red", "blue"), "--enable-lora", "--max-loras", "2",
                 "--sim-latency-ms", "20,0,0,0,0,0")) {
             // Long requests keep both adapters running across several scrapes.
@@ -57,18 +55,20 @@ class PrometheusServerTest {
                         static_configs:
                           - targets: ['127.0.0.1:%d']
                     """.formatted(h.server.port()));
-            Process prom = new ProcessBuilder(PROMETHEUS.toString(), "--config.file=" + config,
+            Process prom = new ProcessBuilder(prometheus.toString(), "--config.file=" + config,
                     "--storage.tsdb.path=" + dir.resolve("tsdb"), "--web.listen-address=127.0.0.1:" + promPort)
                     .redirectErrorStream(true).redirectOutput(dir.resolve("prometheus.log").toFile()).start();
             try {
                 Set<String> adapters = new HashSet<>();
-                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (adapters.size() < 2 && System.nanoTime() < deadline) {
-                    Thread.sleep(500);
-                    JsonNode r = query(promPort, "max by (lora_name) (vllm:num_lora_requests_running) > 0");
-                    if (r == null) continue;
-                    for (JsonNode series : r.path("data").path("result")) adapters.add(series.path("metric").path("lora_name").asText());
-                }
+                Await.until("prometheus sees both adapters running", () -> {
+                    JsonNode r = queryOrNull(promPort, "max by (lora_name) (vllm:num_lora_requests_running) > 0");
+                    if (r != null) {
+                        for (JsonNode series : r.path("data").path("result")) {
+                            adapters.add(series.path("metric").path("lora_name").asText());
+                        }
+                    }
+                    return adapters.size() >= 2;
+                }, () -> adapters);
                 assertThat(adapters).as("prometheus log: " + Files.readString(dir.resolve("prometheus.log")))
                         .containsExactlyInAnyOrder("red", "blue");
                 JsonNode up = query(promPort, "up{job=\"patchbay\"}");
@@ -78,6 +78,18 @@ class PrometheusServerTest {
                 if (!prom.waitFor(10, TimeUnit.SECONDS)) prom.destroyForcibly();
             }
             CompletableFuture.allOf(load).get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The query's answer, or null while Prometheus is not answering yet (the condition polls again). */
+    private static JsonNode queryOrNull(int port, String promql) {
+        try {
+            return query(port, promql);
+        } catch (IOException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.patchbay.server;
 
+import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -214,10 +215,8 @@ class ServerApiTest {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
             assertThat(in.readLine()).startsWith("data: ");
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (h.server.engine().snapshot().counters().finished().abort() == abortsBefore && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Await.until("the dropped stream counted as an abort",
+                () -> h.server.engine().snapshot().counters().finished().abort() != abortsBefore);
         assertThat(h.server.engine().snapshot().counters().finished().abort()).isEqualTo(abortsBefore + 1);
     }
 }

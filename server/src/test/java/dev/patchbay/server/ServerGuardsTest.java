@@ -1,5 +1,6 @@
 package dev.patchbay.server;
 
+import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpResponse;
@@ -67,10 +68,9 @@ class ServerGuardsTest {
             assertThat(ok).isPositive();
             assertThat(tooMany).isPositive();
             // The last answer can leave before its step's snapshot is published: wait for it.
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (h.server.engine().snapshot().counters().finished().total() < ok && System.nanoTime() < deadline) {
-                Thread.sleep(1);
-            }
+            int answered = ok;
+            Await.until("every answer in the snapshot",
+                    () -> h.server.engine().snapshot().counters().finished().total() >= answered);
             assertThat(h.server.engine().snapshot().counters().finished().total()).isEqualTo(ok);
         }
     }
@@ -85,10 +85,10 @@ class ServerGuardsTest {
                 throw new RuntimeException(e);
             }
         });
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (h.server.engine().snapshot().numRunning() == 0 && System.nanoTime() < deadline) Thread.sleep(5);
+        Await.until("the long request running", () -> h.server.engine().snapshot().numRunning() > 0);
         CompletableFuture<Void> stopping = CompletableFuture.runAsync(() -> h.server.stopGracefully(Duration.ofSeconds(30)));
-        Thread.sleep(100);
+        // The long request (200 steps) is still running: the server is draining, not gone.
+        Await.until("health says draining", () -> health(h) == 503);
         HttpResponse<String> refused = h.post("/v1/completions", SMALL);
         assertThat(refused.statusCode()).isEqualTo(503);
         assertThat(h.get("/health").statusCode()).isEqualTo(503);
@@ -136,5 +136,13 @@ class ServerGuardsTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> PatchbayServer.start(ServeCommand.parse("--max-loras", "4",
                         "--max-cpu-loras", "2", "--demo-adapters", "0", "--port", "0")))
                 .hasMessage("max_cpu_loras (2) must be >= max_loras (4)");
+    }
+
+    private static int health(ServerHarness h) {
+        try {
+            return h.get("/health").statusCode();
+        } catch (Exception e) {
+            throw new AssertionError("the server stopped before its long request finished", e);
+        }
     }
 }

@@ -11,7 +11,8 @@ import java.util.function.Supplier;
  */
 public final class Await {
     public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(60);
-    private static final long POLL_NANOS = 2_000_000;
+    /** Polls start at once and back off to this, so a costly condition (an HTTP query) does not flood its target. */
+    private static final long MAX_POLL_NANOS = 50_000_000;
 
     private Await() {
     }
@@ -32,13 +33,15 @@ public final class Await {
 
     private static void until(String what, BooleanSupplier condition, Supplier<?> state, Duration deadline) {
         long end = System.nanoTime() + deadline.toNanos();
+        long pollNanos = 500_000;
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - end > 0) {
                 String seen = String.valueOf(state.get());
                 throw new AssertionError("timed out after " + deadline.toSeconds() + " s waiting for " + what
                         + (seen.isEmpty() ? "" : "; last seen: " + seen));
             }
-            pause();
+            pause(pollNanos);
+            pollNanos = Math.min(MAX_POLL_NANOS, pollNanos * 2);
         }
     }
 
@@ -51,9 +54,9 @@ public final class Await {
         return value;
     }
 
-    private static void pause() {
+    private static void pause(long nanos) {
         try {
-            Thread.sleep(Duration.ofNanos(POLL_NANOS));
+            Thread.sleep(Duration.ofNanos(nanos));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted while waiting", e);

@@ -1,5 +1,6 @@
 package dev.patchbay.router.extproc;
 
+import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -77,11 +78,7 @@ class ExtProcTest {
         List<Endpoint> endpoints = Arrays.stream(servers).map(s -> Endpoint.parse(s.address())).toList();
         router = new Router(new RouterOptions("127.0.0.1", 0, EndpointSource.of(endpoints), config,
                 Duration.ofMillis(25), Duration.ofMillis(500)).withExtProcPort(0)).start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (router.pool().readyStates().size() < servers.length) {
-            assertThat(System.nanoTime()).as("endpoints ready in time").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        Await.until("every endpoint ready", () -> router.pool().readyStates().size() == servers.length);
         channel = NettyChannelBuilder.forAddress("127.0.0.1", router.extProcPort()).usePlaintext().build();
     }
 
@@ -352,11 +349,10 @@ class ExtProcTest {
         Endpoint endpoint = Endpoint.parse(a.address());
         assertThat(router.pool().promptTokensInFlight(endpoint)).isPositive();
         stream.requests.onError(new RuntimeException("client gone"));
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (router.pool().promptTokensInFlight(endpoint) != 0) {
-            assertThat(System.nanoTime()).as("the cancelled stream's prompt leaves the tally").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        Await.until("the cancelled stream's prompt leaves the tally",
+                () -> router.pool().promptTokensInFlight(endpoint) == 0);
+        Await.until("the cancelled stream leaves the endpoint's queue",
+                () -> router.pool().readyStates().getFirst().metrics().waitingRequests() == 0);
     }
 
     @Test
@@ -393,11 +389,7 @@ class ExtProcTest {
                 .as("chunks that each want an answer (STREAMED mode) are refused, not left hanging").isEqualTo(500);
 
         a.kill();
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!router.pool().readyStates().isEmpty()) {
-            assertThat(System.nanoTime()).as("the dead server goes stale").isLessThan(deadline);
-            Thread.sleep(10);
-        }
+        Await.until("the dead server goes stale", () -> router.pool().readyStates().isEmpty());
         Stream empty = new Stream();
         empty.send(headers("POST", "/v1/completions", false, null));
         ProcessingResponse unavailable = empty.send(body(completion("sql"), true));
