@@ -36,11 +36,11 @@ public final class RouteCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", description = "JSON file: profile, weights, thresholds, rewrites.")
     Path config;
 
-    @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationConverter.class,
+    @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationOption.class,
             description = "How often to read every server's metrics (default ${DEFAULT-VALUE}).")
     Duration scrapeInterval;
 
-    @Option(names = "--staleness", defaultValue = "200ms", converter = DurationConverter.class,
+    @Option(names = "--staleness", defaultValue = "200ms", converter = DurationOption.class,
             description = "Age after which a server's data is stale and it gets no requests (default ${DEFAULT-VALUE}).")
     Duration staleness;
 
@@ -110,25 +110,4 @@ public final class RouteCommand implements Callable<Integer> {
         return spec != null ? spec.commandLine() : new CommandLine(this);
     }
 
-    /** Reads "50ms", "2s", "1m" or a plain number of milliseconds. */
-    public static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            String v = value.trim().toLowerCase(java.util.Locale.ROOT);
-            try {
-                if (v.endsWith("ms")) {
-                    return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2).trim()));
-                }
-                if (v.endsWith("s")) {
-                    return Duration.ofMillis(Math.round(Double.parseDouble(v.substring(0, v.length() - 1).trim()) * 1000));
-                }
-                if (v.endsWith("m")) {
-                    return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1).trim()) * 60);
-                }
-                return Duration.ofMillis(Long.parseLong(v));
-            } catch (NumberFormatException e) {
-                throw new CommandLine.TypeConversionException("not a duration: '" + value + "' (use e.g. 50ms or 2s)");
-            }
-        }
-    }
 }

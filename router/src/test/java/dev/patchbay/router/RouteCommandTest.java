@@ -34,6 +34,9 @@ class RouteCommandTest {
         assertThat(err.toString()).contains("give exactly one of --endpoints and --endpoints-file");
         assertThat(run(err, "--endpoints", "nohost")).isEqualTo(2);
         assertThat(run(err, "--endpoints", "127.0.0.1:1", "--scrape-interval", "soon")).isEqualTo(2);
+        StringWriter bare = new StringWriter();
+        assertThat(run(bare, "--endpoints", "127.0.0.1:1", "--scrape-interval", "50")).isEqualTo(2);
+        assertThat(bare.toString()).contains("'50' has no unit; use a unit: e.g. 50ms");
         assertThat(run(err, "--endpoints", "127.0.0.1:1", "--scrape-interval", "500ms", "--staleness", "100ms"))
                 .isEqualTo(2);
         assertThat(run(err, "--endpoints", "127.0.0.1:1", "--ext-proc-port", "70000")).isEqualTo(2);

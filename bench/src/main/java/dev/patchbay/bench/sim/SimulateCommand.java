@@ -1,6 +1,7 @@
 package dev.patchbay.bench.sim;
 
 import dev.patchbay.engine.sim.LatencyModel;
+import dev.patchbay.router.DurationOption;
 import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pick.ResidencyScores;
@@ -9,6 +10,7 @@ import dev.patchbay.router.pick.LoraResidencyScorer;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,10 +39,12 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "request rates (req/s), comma-separated")
     List<Double> rates;
     @Option(names = "--replicas", description = "replicas (default: the workload's, 10)") Integer replicas;
-    @Option(names = "--duration", defaultValue = "10m", description = "virtual time requests arrive (e.g. 30s, 10m, 1h)")
-    String duration;
-    @Option(names = "--drain", defaultValue = "2m", description = "virtual time after the last arrival for requests to finish")
-    String drain;
+    @Option(names = "--duration", defaultValue = "10m", converter = DurationOption.class,
+            description = "virtual time requests arrive (e.g. 30s, 10m, 1h)")
+    Duration duration;
+    @Option(names = "--drain", defaultValue = "2m", converter = DurationOption.class,
+            description = "virtual time after the last arrival for requests to finish")
+    Duration drain;
     @Option(names = "--seed", defaultValue = "1") long seed;
     @Option(names = "--adapters", description = "adapters (zipf: 1000, uniform: 100; gie-multilora has 15)")
     Integer adapters;
@@ -65,7 +69,7 @@ public final class SimulateCommand implements Callable<Integer> {
     double adapterMs;
     @Option(names = "--load-from-storage-ms", defaultValue = "80") double loadFromStorageMs;
     @Option(names = "--load-into-slot-ms", defaultValue = "3") double loadIntoSlotMs;
-    @Option(names = "--scrape-interval", defaultValue = "50ms") String scrapeInterval;
+    @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationOption.class) Duration scrapeInterval;
     @Option(names = "--residency-scores", split = ",",
             description = "patchbay's lora-residency scores: inSlot,inHost,freeSlot,idleSlot,allSlotsBusy (default 1,0.7,0.6,0.3,0)")
     List<Double> residencyScores;
@@ -97,7 +101,7 @@ public final class SimulateCommand implements Callable<Integer> {
         Arrivals arrivalProcess = sweep.arrivals();
         PrintStream err = System.err;
         err.printf("fleet: %s, %d adapters, %d replicas, max_loras %d, max_cpu_loras %d, %s arrivals, %s per rate%n",
-                w.name(), w.adapters().size(), w.replicas(), w.maxLoras(), w.maxCpuLoras(), arrivalProcess.label(), duration);
+                w.name(), w.adapters().size(), w.replicas(), w.maxLoras(), w.maxCpuLoras(), arrivalProcess.label(), DurationOption.format(duration));
         List<RunResult> results = sweep.run(err);
 
         System.out.print(Report.markdown(results));
@@ -127,7 +131,7 @@ public final class SimulateCommand implements Callable<Integer> {
         LatencyModel latency = LatencyModel.ofMillis(stepOverheadMs, prefillTokenMs, decodeSeqMs, adapterMs,
                 loadFromStorageMs, loadIntoSlotMs);
         SimSettings settings = new SimSettings(w, latency, maxNumSeqs, kvBlocks, maxModelLen,
-                Durations.parseNanos(scrapeInterval), Durations.parseNanos(duration), Durations.parseNanos(drain));
+                scrapeInterval.toNanos(), duration.toNanos(), drain.toNanos());
         Arrivals arrivalProcess = switch (arrivals) {
             case "poisson" -> Arrivals.POISSON;
             case "gamma" -> new Arrivals(cv);

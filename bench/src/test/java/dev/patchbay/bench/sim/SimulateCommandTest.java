@@ -37,6 +37,11 @@ class SimulateCommandTest {
         CommandLine cli = new CommandLine(new SimulateCommand()).setErr(new java.io.PrintWriter(new ByteArrayOutputStream()));
         assertThat(cli.execute("--workload", "nope")).isEqualTo(2);
         assertThat(cli.execute("--policies", "fastest")).isEqualTo(2);
+        java.io.StringWriter bare = new java.io.StringWriter();
+        CommandLine strict = new CommandLine(new SimulateCommand()).setErr(new java.io.PrintWriter(bare));
+        assertThat(strict.execute("--scrape-interval", "50")).as("a bare number means no unit").isEqualTo(2);
+        assertThat(strict.execute("--duration", "600")).isEqualTo(2);
+        assertThat(bare.toString()).contains("'50' has no unit", "'600' has no unit");
         assertThat(Files.exists(Path.of("fleet-simulator-out"))).isFalse();
     }
 }
