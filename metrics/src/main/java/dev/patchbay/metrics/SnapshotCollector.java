@@ -122,9 +122,9 @@ final class SnapshotCollector implements MultiCollector {
         }
         if (s.prefixCaching()) {
             out.counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
-                    c.prefixCacheQueries());
+                    c.prefixCache().queries());
             out.counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
-                    c.prefixCacheHits());
+                    c.prefixCache().hits());
         }
         LoraState lora = s.lora();
         if (lora != null) collectLora(s, lora, rows, out, withAdapterFamilies);
@@ -144,13 +144,13 @@ final class SnapshotCollector implements MultiCollector {
                 lora.hostOnly());
         out.counterByLabel("vllm:lora_adapter_loads", "LoRA adapter loads: from disk into host memory (source=disk) "
                 + "or from host memory into a batch slot (source=cpu).", "source",
-                new String[]{"disk", "cpu"}, new long[]{c.loraLoadsFromDisk(), c.loraLoadsFromCpu()});
+                new String[]{"disk", "cpu"}, new long[]{c.lora().loads().disk(), c.lora().loads().cpu()});
         out.counterByLabel("vllm:lora_adapter_evictions", "LRU evictions of LoRA adapters from each tier.", "level",
-                new String[]{"gpu", "cpu"}, new long[]{c.loraEvictionsGpu(), c.loraEvictionsCpu()});
+                new String[]{"gpu", "cpu"}, new long[]{c.lora().evictions().gpu(), c.lora().evictions().cpu()});
         out.counterByLabel("vllm:lora_cache_lookups", "Times a scheduled request needed its LoRA adapter in a tier.",
-                "level", new String[]{"gpu", "cpu"}, new long[]{c.loraLookupsGpu(), c.loraLookupsCpu()});
+                "level", new String[]{"gpu", "cpu"}, new long[]{c.lora().lookups().gpu(), c.lora().lookups().cpu()});
         out.counterByLabel("vllm:lora_cache_hits", "Times a scheduled request found its LoRA adapter already in a "
-                + "tier.", "level", new String[]{"gpu", "cpu"}, new long[]{c.loraHitsGpu(), c.loraHitsCpu()});
+                + "tier.", "level", new String[]{"gpu", "cpu"}, new long[]{c.lora().hits().gpu(), c.lora().hits().cpu()});
         out.gauge(SERIES_OVERFLOW_ADAPTERS, "LoRA adapters beyond --max-lora-metric-series, summed into "
                 + "lora_name=\"__other__\".", foldedAdapters(rows));
         if (withAdapterFamilies) {

@@ -29,8 +29,9 @@ class GoldenPageTest {
 
     /** Every counter a different number, so two counters swapped show in the page. */
     private static Counters distinctCounters() {
-        return new Counters(11, 1_013, 517, new FinishCounts(19, 23, 29, 31), 8_037, 4_041,
-                43, 47, 53, 59, 61, 67, 71, 73, 79);
+        return new Counters(11, 1_013, 517, new FinishCounts(19, 23, 29, 31), new Counters.PrefixCache(8_037, 4_041),
+                new Counters.Lora(new Counters.BySource(43, 47), new Counters.ByTier(53, 59),
+                        new Counters.ByTier(61, 71), new Counters.ByTier(67, 73), 79));
     }
 
     /** Two steps with every kind of event; five adapters of which two fold into __other__ at a cap of three. */

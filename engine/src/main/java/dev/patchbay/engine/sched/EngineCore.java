@@ -19,6 +19,7 @@ import dev.patchbay.engine.kv.KvCacheManager;
 import dev.patchbay.engine.model.Model;
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.EngineSnapshot;
+import dev.patchbay.engine.stats.EngineStats;
 import dev.patchbay.engine.stats.FinishedRequest;
 import dev.patchbay.engine.stats.StepStats;
 import java.nio.file.Path;
@@ -51,6 +52,8 @@ public final class EngineCore {
     private final AdapterTiers tiers;
     private final Scheduler scheduler;
     private final Snapshots snapshots;
+    /** Every cumulative counter of the engine; the scheduler and the tiers report into it. */
+    private final EngineStats stats = new EngineStats();
 
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
     private final ConcurrentHashMap<String, RegisteredAdapter> adapters = new ConcurrentHashMap<>();
@@ -84,8 +87,8 @@ public final class EngineCore {
         this.wakeup = wakeup;
         this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
         this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
-                model.executor(), loaderPool, clock, this::wake);
-        this.scheduler = new Scheduler(config, kv, tiers);
+                model.executor(), loaderPool, clock, this::wake, stats);
+        this.scheduler = new Scheduler(config, kv, tiers, stats);
         this.snapshots = new Snapshots(config, model, clock);
         publish(StepStats.EMPTY);
     }
@@ -308,15 +311,13 @@ public final class EngineCore {
             if (r.firstTokenNanos < 0) {
                 r.firstTokenNanos = endNanos;
                 firstTokens.add(new StepStats.FirstToken(adapterName(r), (endNanos - r.arrivalNanos) / 1e9));
-                snapshots.promptTokens += r.prompt.length;
-                if (r.adapter != null) r.adapter.promptTokens += r.prompt.length;
+                stats.promptProcessed(r.adapter, r.prompt.length);
             } else {
                 itl.add((endNanos - r.lastTokenNanos) / 1e9);
             }
             r.lastTokenNanos = endNanos;
             r.appendOutput(token);
-            snapshots.generationTokens++;
-            if (r.adapter != null) r.adapter.generationTokens++;
+            stats.tokenGenerated(r.adapter);
             FinishReason reason = stopReason(r, token);
             if (reason != null) {
                 finish(r, reason, null);
@@ -351,9 +352,9 @@ public final class EngineCore {
         active.put(r.id, r);
         r.queuedNanos = clock.nanos();
         if (r.adapter != null) {
-            snapshots.lookupsCpu++;
-            if (tiers.isHostResident(r.adapter)) snapshots.hitsCpu++;
-            else tiers.requestLoad(r.adapter);
+            boolean resident = tiers.isHostResident(r.adapter);
+            stats.hostLookup(resident);
+            if (!resident) tiers.requestLoad(r.adapter);
         }
         scheduler.enqueue(r);
         dirty = true;
@@ -366,8 +367,7 @@ public final class EngineCore {
         r.finishReason = reason;
         r.error = error;
         active.remove(r.id);
-        snapshots.finished = snapshots.finished.plus(reason);
-        if (r.adapter != null) r.adapter.finished = r.adapter.finished.plus(reason);
+        stats.requestFinished(r.adapter, reason);
         finished.add(timings(r, reason));
         dirty = true;
         emit(r, reason, error);
@@ -415,6 +415,7 @@ public final class EngineCore {
             tiers.remove(a);
             if (a.loading()) continue; // the load lands later and is discarded; wait for it
             draining.remove(a.name(), a);
+            stats.forget(a);
             a.firstResident().completeExceptionally(new AdapterException(Kind.NOT_FOUND, "unloaded"));
             it.remove();
             e.getValue().complete(null);
@@ -456,12 +457,7 @@ public final class EngineCore {
     private void publish(StepStats step) {
         dirty = false;
         waitingCount = scheduler.waiting.size();
-        snapshots.preemptions = scheduler.preemptions;
-        snapshots.lookupsGpu = scheduler.lookupsGpu;
-        snapshots.prefixQueries = scheduler.prefixQueries;
-        snapshots.prefixHits = scheduler.prefixHits;
-        snapshots.hitsGpu = scheduler.hitsGpu;
-        EngineSnapshot s = snapshots.publish(scheduler, kv, tiers, step);
+        EngineSnapshot s = snapshots.publish(scheduler, kv, tiers, stats, step);
         for (Consumer<EngineSnapshot> l : listeners) l.accept(s);
     }
 
