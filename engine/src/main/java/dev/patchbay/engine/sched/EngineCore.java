@@ -2,7 +2,9 @@ package dev.patchbay.engine.sched;
 
 import dev.patchbay.engine.EngineConfig;
 import dev.patchbay.engine.EngineRequest;
+import dev.patchbay.engine.ContextLimit;
 import dev.patchbay.engine.FinishReason;
+import dev.patchbay.engine.ModelTarget;
 import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.RequestRejectedException;
 import dev.patchbay.engine.RequestRejectedException.Reason;
@@ -54,6 +56,7 @@ public final class EngineCore {
     private final Snapshots snapshots;
     /** Every cumulative counter of the engine; the scheduler and the tiers report into it. */
     private final EngineStats stats = new EngineStats();
+    private final ContextLimit contextLimit;
 
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
     private final ConcurrentHashMap<String, RegisteredAdapter> adapters = new ConcurrentHashMap<>();
@@ -85,6 +88,7 @@ public final class EngineCore {
         this.model = model;
         this.clock = clock;
         this.wakeup = wakeup;
+        this.contextLimit = new ContextLimit(config.maxModelLen());
         this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
         this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
                 model.executor(), loaderPool, clock, this::wake, stats);
@@ -116,16 +120,14 @@ public final class EngineCore {
         if (!accepting) throw new RequestRejectedException(Reason.SHUTTING_DOWN, "The server is shutting down");
         int len = req.promptTokens().length;
         if (len == 0) throw new RequestRejectedException(Reason.INVALID, "The prompt is empty");
-        if (len >= config.maxModelLen()) {
-            throw new RequestRejectedException(Reason.INVALID, "This model's maximum context length is "
-                    + config.maxModelLen() + " tokens. However, your prompt has " + len + " tokens.");
-        }
+        // At least one token must fit after the prompt; callers that know max_tokens checked it the same way.
+        contextLimit.maxTokens(len, 1);
         RegisteredAdapter adapter = null;
         if (req.adapterName() != null) {
-            adapter = config.enableLora() ? adapters.get(req.adapterName()) : null;
+            adapter = servableAdapter(req.adapterName());
             if (adapter == null) {
                 throw new RequestRejectedException(Reason.UNKNOWN_ADAPTER,
-                        "The model `" + req.adapterName() + "` does not exist.");
+                        ModelTarget.unknownModelMessage(req.adapterName()));
             }
         }
         if (inboxRequests.incrementAndGet() + waitingCount > config.maxWaitingRequests()) {
@@ -205,6 +207,22 @@ public final class EngineCore {
 
     public RegisteredAdapter adapter(String name) {
         return adapters.get(name);
+    }
+
+    /** What a request's model name refers to; the one place names are resolved. */
+    public ModelTarget resolve(String model) {
+        if (model.equals(config.servedModelName())) return ModelTarget.BASE_MODEL;
+        return servableAdapter(model) != null ? ModelTarget.ADAPTER : ModelTarget.UNKNOWN;
+    }
+
+    /** The adapter requests may name, or null (LoRA off, never loaded, or being unloaded). */
+    private RegisteredAdapter servableAdapter(String name) {
+        return config.enableLora() ? adapters.get(name) : null;
+    }
+
+    /** The context-length rule of this engine's {@code max_model_len}. */
+    public ContextLimit contextLimit() {
+        return contextLimit;
     }
 
     /** Adapters that requests may name, in registration order. */
