@@ -99,6 +99,23 @@ class GoldenPageTest {
         assertPage("no-lora.txt", metrics.scrape().text());
     }
 
+    /** The rich page shows exactly the declared families: nothing is rendered that the declarations do not list. */
+    @Test
+    void everyFamilyOnTheRichPageIsDeclared() {
+        Set<String> declared = new java.util.TreeSet<>();
+        for (EngineFamily f : EngineFamily.values()) {
+            declared.add(f.type == MetricType.COUNTER ? f.metricName + "_total" : f.metricName);
+        }
+        for (AdapterFamily f : AdapterFamily.values()) declared.add(f.sampleName());
+        for (HistogramFamily f : HistogramFamily.values()) declared.add(f.metricName);
+        declared.add("vllm:lora_metric_series_overflow_total"); // an event counter of the step observer
+        Set<String> shown = new java.util.TreeSet<>();
+        for (String line : richMetrics(loraOptions()).scrape().text().split("\n")) {
+            if (line.startsWith("# TYPE ")) shown.add(line.split(" ")[2]);
+        }
+        assertThat(shown).isEqualTo(declared);
+    }
+
     private static void assertPage(String name, String actual) throws IOException {
         String expected;
         try (InputStream in = GoldenPageTest.class.getResourceAsStream("/golden/" + name)) {
