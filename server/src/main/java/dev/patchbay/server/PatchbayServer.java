@@ -214,19 +214,14 @@ public final class PatchbayServer {
 
     /** The adapter a request's {@code model} names; loads it through the resolver directory when allowed. */
     private String adapterFor(String model) {
-        switch (engine.resolve(model)) {
-            case BASE_MODEL -> {
-                return null;
-            }
-            case ADAPTER -> {
-                return model;
-            }
+        return switch (engine.resolve(model)) {
+            case BASE_MODEL -> null;
+            case ADAPTER -> model;
             case UNKNOWN -> {
-                if (resolvable(model) && loadThroughResolver(model)) return model;
+                if (resolvable(model) && loadThroughResolver(model)) yield model;
                 throw new ApiException(404, ModelTarget.unknownModelMessage(model), "model");
             }
-        }
-        throw new IllegalStateException("unreachable");
+        };
     }
 
     /** A plain name (no path separators, no leading dot) when LoRA and the resolver directory are on. */
