@@ -88,6 +88,16 @@ public final class Engine implements AutoCloseable {
         return core.adapters();
     }
 
+    /** What a request's model name refers to: the base model, a loaded adapter, or nothing. */
+    public ModelTarget resolve(String model) {
+        return core.resolve(model);
+    }
+
+    /** The context-length rule requests are checked against. */
+    public ContextLimit contextLimit() {
+        return core.contextLimit();
+    }
+
     public EngineSnapshot snapshot() {
         return core.snapshot();
     }

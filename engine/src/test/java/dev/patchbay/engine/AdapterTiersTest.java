@@ -67,7 +67,7 @@ class AdapterTiersTest {
         EngineSnapshot s = f.latest();
         assertThat(state(s, "b").level()).isEqualTo(Level.CPU);
         assertThat(state(s, "c").level()).isEqualTo(Level.GPU);
-        assertThat(s.counters().loraEvictionsGpu()).isEqualTo(1);
+        assertThat(s.counters().lora().evictions().gpu()).isEqualTo(1);
         // Idle adapters stay resident: residency is LRU only, as in vLLM.
         assertThat(s.lora().slotsUsed()).isEqualTo(2);
         assertThat(s.lora().hostOnly()).isEqualTo(1);
@@ -86,14 +86,14 @@ class AdapterTiersTest {
         assertThat(names(f.core.tiers().hostOrder())).containsExactly("a", "c");
         EngineSnapshot s = f.latest();
         assertThat(state(s, "b")).isNull(); // gone from both tiers and idle: no series
-        assertThat(s.counters().loraLoadsFromDisk()).isEqualTo(3);
-        assertThat(s.counters().loraEvictionsCpu()).isEqualTo(1);
+        assertThat(s.counters().lora().loads().disk()).isEqualTo(3);
+        assertThat(s.counters().lora().evictions().cpu()).isEqualTo(1);
         // Every disk load took the modeled 80 ms on the virtual clock.
         List<AdapterLoad> diskLoads = f.snapshots.stream().flatMap(x -> x.lastStep().loads().stream())
                 .filter(l -> l.source() == AdapterLoad.Source.DISK).toList();
         assertThat(diskLoads).hasSize(3).allSatisfy(l -> assertThat(l.seconds()).isEqualTo(0.080));
-        assertThat(s.counters().loraLookupsCpu()).isEqualTo(4);
-        assertThat(s.counters().loraHitsCpu()).isEqualTo(1);
+        assertThat(s.counters().lora().lookups().cpu()).isEqualTo(4);
+        assertThat(s.counters().lora().hits().cpu()).isEqualTo(1);
     }
 
     @Test

@@ -41,8 +41,8 @@ class PrefixCacheTest {
         assertThat(f.latest().lastStep().scheduledTokens()).isEqualTo(8);
         f.driver.runToCompletion();
         EngineSnapshot s = f.latest();
-        assertThat(s.counters().prefixCacheQueries()).isEqualTo(80);
-        assertThat(s.counters().prefixCacheHits()).isEqualTo(32);
+        assertThat(s.counters().prefixCache().queries()).isEqualTo(80);
+        assertThat(s.counters().prefixCache().hits()).isEqualTo(32);
         assertThat(output(f, second)).containsExactly(output(f, first));
         assertThat(s.kvBlocksUsed()).isZero();
     }
@@ -57,10 +57,10 @@ class PrefixCacheTest {
         f.driver.runToCompletion();
         f.submit("b", p, SamplingParams.greedy(2));
         f.driver.runToCompletion();
-        assertThat(f.latest().counters().prefixCacheHits()).isZero();
+        assertThat(f.latest().counters().prefixCache().hits()).isZero();
         f.submit("a", p, SamplingParams.greedy(2));
         f.driver.runToCompletion();
-        assertThat(f.latest().counters().prefixCacheHits()).isEqualTo(32);
+        assertThat(f.latest().counters().prefixCache().hits()).isEqualTo(32);
     }
 
     @Test
@@ -73,17 +73,17 @@ class PrefixCacheTest {
         long b = f.submit(null, p, SamplingParams.fixedLength(6));
         f.step();
         // b shares a's four full prompt blocks while both run.
-        assertThat(f.latest().counters().prefixCacheHits()).isEqualTo(32);
+        assertThat(f.latest().counters().prefixCache().hits()).isEqualTo(32);
         assertThat(f.latest().kvBlocksUsed()).isEqualTo(5 + 1); // a's five blocks, and b's own last one
         f.driver.runToCompletion();
         assertThat(output(f, b)).containsExactly(output(f, a));
         // Fill the cache with other prompts: the old blocks get handed out again and stop matching.
         for (int salt = 10; salt < 14; salt++) f.submit(null, prompt(80, salt), SamplingParams.fixedLength(2));
         f.driver.runToCompletion();
-        long before = f.latest().counters().prefixCacheHits();
+        long before = f.latest().counters().prefixCache().hits();
         f.submit(null, p, SamplingParams.fixedLength(2));
         f.driver.runToCompletion();
-        assertThat(f.latest().counters().prefixCacheHits()).isEqualTo(before);
+        assertThat(f.latest().counters().prefixCache().hits()).isEqualTo(before);
         assertThat(f.latest().kvBlocksUsed()).isZero();
     }
 }

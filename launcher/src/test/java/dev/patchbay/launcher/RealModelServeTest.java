@@ -84,7 +84,7 @@ class RealModelServeTest {
                 // Asked again: with caching, most of the prompt's KV now comes from the cache.
                 assertThat(complete(server.port(), "tiny", prompt).get("choices").get(0).get("text").asText()).isEqualTo(out[0]);
                 assertThat(complete(server.port(), "a", prompt).get("choices").get(0).get("text").asText()).isEqualTo(out[1]);
-                long hits = server.engine().snapshot().counters().prefixCacheHits();
+                long hits = server.engine().snapshot().counters().prefixCache().hits();
                 if (caching) assertThat(hits).isPositive();
                 else assertThat(hits).isZero();
             } finally {

@@ -135,8 +135,8 @@ class RoutedFleetTest {
         long lookups = 0, hits = 0;
         for (PatchbayServer s : servers) {
             Counters c = s.engine().snapshot().counters();
-            lookups += c.loraLookupsGpu();
-            hits += c.loraHitsGpu();
+            lookups += c.lora().lookups().gpu();
+            hits += c.lora().hits().gpu();
         }
         return new long[] {lookups, hits};
     }

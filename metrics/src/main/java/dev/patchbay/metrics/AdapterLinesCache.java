@@ -44,9 +44,8 @@ final class AdapterLinesCache {
         this.model = model;
         this.engine = engine;
         for (AdapterFamily f : AdapterFamily.values()) {
-            String help = SnapshotCollector.help(f.metricName, f.help);
-            String header = "# HELP " + f.sampleName() + " " + escapeHelp(help) + "\n# TYPE " + f.sampleName() + " "
-                    + (f.counter ? "counter" : "gauge") + "\n";
+            String header = "# HELP " + f.sampleName() + " " + escapeHelp(f.help) + "\n# TYPE " + f.sampleName() + " "
+                    + f.type.textName() + "\n";
             headers.put(f, header.getBytes(StandardCharsets.UTF_8));
         }
     }
@@ -122,19 +121,19 @@ final class AdapterLinesCache {
         Line[][] byFamily = new Line[FAMILIES][];
         for (AdapterFamily family : AdapterFamily.values()) {
             List<Line> out = new ArrayList<>(4);
-            family.emit(row, (value, extra) -> out.add(line(family, row.name(), value, extra)));
+            family.emit(row, (value, labelValues) -> out.add(line(family, row.name(), value, labelValues)));
             byFamily[family.ordinal()] = out.toArray(Line[]::new);
         }
         return new RowLines(row, byFamily);
     }
 
-    private Line line(AdapterFamily family, String loraName, double value, String[] extra) {
-        int n = 3 + extra.length / 2;
+    private Line line(AdapterFamily family, String loraName, double value, String[] labelValues) {
+        int n = 3 + family.labels.size();
         String[][] labels = new String[n][];
         labels[0] = new String[]{"model_name", model};
         labels[1] = new String[]{"engine", engine};
         labels[2] = new String[]{"lora_name", loraName};
-        for (int i = 0; i + 1 < extra.length; i += 2) labels[3 + i / 2] = new String[]{extra[i], extra[i + 1]};
+        for (int i = 0; i < family.labels.size(); i++) labels[3 + i] = new String[]{family.labels.get(i), labelValues[i]};
         Arrays.sort(labels, (a, b) -> a[0].compareTo(b[0]));
         StringBuilder group = new StringBuilder();
         StringBuilder text = new StringBuilder(128).append(family.sampleName()).append('{');

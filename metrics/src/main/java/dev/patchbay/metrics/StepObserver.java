@@ -12,6 +12,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -38,60 +39,35 @@ final class StepObserver {
     StepObserver(MetricsOptions options, PrometheusRegistry registry) {
         this.options = options;
         String model = options.servedModelName(), engine = options.engine();
-        Histograms h = new Histograms(registry, model, engine);
-        ttft = h.of("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-                Buckets.TIME_TO_FIRST_TOKEN);
-        interToken = h.of("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
-                Buckets.INTER_TOKEN);
-        timePerOutputToken = h.of("vllm:request_time_per_output_token_seconds",
-                "Histogram of time_per_output_token_seconds per request.", Buckets.INTER_TOKEN);
-        e2e = h.of("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
-                Buckets.REQUEST_LATENCY);
-        queue = h.of("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
-                Buckets.REQUEST_LATENCY);
-        inference = h.of("vllm:request_inference_time_seconds",
-                "Histogram of time spent in RUNNING phase for request.", Buckets.REQUEST_LATENCY);
-        prefill = h.of("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
-                Buckets.REQUEST_LATENCY);
-        decode = h.of("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
-                Buckets.REQUEST_LATENCY);
-        iterationTokens = h.of("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
-                Buckets.ITERATION_TOKENS);
-        double[] tokenBuckets = Buckets.oneTwoFive(options.maxModelLen());
-        promptTokens = h.of("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tokenBuckets);
-        generationTokens = h.of("vllm:request_generation_tokens", "Number of generation tokens processed.",
-                tokenBuckets);
-        maxGenerationTokens = h.of("vllm:request_max_num_generation_tokens",
-                "Histogram of maximum number of requested generation tokens.", tokenBuckets);
-        paramsN = h.of("vllm:request_params_n", "Histogram of the n request parameter.", Buckets.REQUEST_PARAMS_N);
-        paramsMaxTokens = h.of("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
-                tokenBuckets);
+        Histograms h = new Histograms(registry, options);
+        ttft = h.unlabelled(HistogramFamily.TIME_TO_FIRST_TOKEN);
+        interToken = h.unlabelled(HistogramFamily.INTER_TOKEN_LATENCY);
+        timePerOutputToken = h.unlabelled(HistogramFamily.TIME_PER_OUTPUT_TOKEN);
+        e2e = h.unlabelled(HistogramFamily.E2E_LATENCY);
+        queue = h.unlabelled(HistogramFamily.QUEUE_TIME);
+        inference = h.unlabelled(HistogramFamily.INFERENCE_TIME);
+        prefill = h.unlabelled(HistogramFamily.PREFILL_TIME);
+        decode = h.unlabelled(HistogramFamily.DECODE_TIME);
+        iterationTokens = h.unlabelled(HistogramFamily.ITERATION_TOKENS);
+        promptTokens = h.unlabelled(HistogramFamily.PROMPT_TOKENS);
+        generationTokens = h.unlabelled(HistogramFamily.GENERATION_TOKENS);
+        maxGenerationTokens = h.unlabelled(HistogramFamily.MAX_GENERATION_TOKENS);
+        paramsN = h.unlabelled(HistogramFamily.PARAMS_N);
+        paramsMaxTokens = h.unlabelled(HistogramFamily.PARAMS_MAX_TOKENS);
+        iterationLoraAdapters = h.unlabelled(HistogramFamily.ITERATION_LORA_ADAPTERS);
+        Histogram load = h.register(HistogramFamily.ADAPTER_LOAD);
+        loadFromDisk = load == null ? null : load.labelValues(model, engine, "disk");
+        loadFromCpu = load == null ? null : load.labelValues(model, engine, "cpu");
         if (options.enableLora()) {
-            iterationLoraAdapters = h.of("vllm:iteration_lora_adapters",
-                    "Histogram of distinct LoRA adapters in each scheduled batch.", Buckets.ITERATION_LORA_ADAPTERS);
-            Histogram load = h.builder("vllm:lora_adapter_load_seconds", "Time to bring a LoRA adapter in: from disk "
-                    + "into host memory (source=disk) or from host memory into a batch slot (source=cpu).",
-                    Buckets.ADAPTER_LOAD).labelNames("model_name", "engine", "source").register(registry);
-            loadFromDisk = load.labelValues(model, engine, "disk");
-            loadFromCpu = load.labelValues(model, engine, "cpu");
             seriesOverflow = Counter.builder().name("vllm:lora_metric_series_overflow")
                     .help("Times a LoRA adapter was summed into lora_name=\"__other__\" because more adapters were "
                             + "listed than --max-lora-metric-series.")
                     .labelNames("model_name", "engine").register(registry).labelValues(model, engine);
         } else {
-            iterationLoraAdapters = loadFromDisk = loadFromCpu = null;
             seriesOverflow = null;
         }
-        if (options.enableLora() && options.enableLoraLatencyMetrics()) {
-            loraTtft = h.builder("vllm:lora_time_to_first_token_seconds",
-                    "Histogram of time to first token in seconds, per LoRA adapter.", Buckets.TIME_TO_FIRST_TOKEN)
-                    .labelNames("model_name", "engine", "lora_name").register(registry);
-            loraE2e = h.builder("vllm:lora_e2e_request_latency_seconds",
-                    "Histogram of e2e request latency in seconds, per LoRA adapter.", Buckets.REQUEST_LATENCY)
-                    .labelNames("model_name", "engine", "lora_name").register(registry);
-        } else {
-            loraTtft = loraE2e = null;
-        }
+        loraTtft = h.register(HistogramFamily.LORA_TIME_TO_FIRST_TOKEN);
+        loraE2e = h.register(HistogramFamily.LORA_E2E_LATENCY);
     }
 
     void observe(EngineSnapshot snapshot) {
@@ -191,16 +167,22 @@ final class StepObserver {
         return false;
     }
 
-    /** Classic-bucket histograms labelled with model_name and engine. */
-    private record Histograms(PrometheusRegistry registry, String model, String engine) {
-        DistributionDataPoint of(String name, String help, double[] buckets) {
-            return builder(name, help, buckets).labelNames("model_name", "engine").register(registry)
-                    .labelValues(model, engine);
+    /** Registers the declared histograms that the options enable, labelled with model_name, engine and their own. */
+    private record Histograms(PrometheusRegistry registry, MetricsOptions options) {
+        /** The histogram, or null when the options leave it out. */
+        Histogram register(HistogramFamily family) {
+            if (!family.scope.appliesTo(options)) return null;
+            List<String> labels = new ArrayList<>(List.of("model_name", "engine"));
+            labels.addAll(family.labels);
+            return Histogram.builder().name(family.metricName).help(family.help).classicOnly()
+                    .classicUpperBounds(family.buckets(options)).withoutExemplars()
+                    .labelNames(labels.toArray(String[]::new)).register(registry);
         }
 
-        Histogram.Builder builder(String name, String help, double[] buckets) {
-            return Histogram.builder().name(name).help(help).classicOnly().classicUpperBounds(buckets)
-                    .withoutExemplars();
+        /** The one series of a histogram without labels of its own, or null when the options leave it out. */
+        DistributionDataPoint unlabelled(HistogramFamily family) {
+            Histogram histogram = register(family);
+            return histogram == null ? null : histogram.labelValues(options.servedModelName(), options.engine());
         }
     }
 }

@@ -55,7 +55,7 @@ final class TextPageWriter {
         if (snapshot != null && snapshot.lora() != null) {
             for (AdapterFamily family : AdapterFamily.values()) {
                 if (!filter.test(family.metricName)) continue;
-                MetricSnapshot standIn = family.counter
+                MetricSnapshot standIn = family.type == MetricType.COUNTER
                         ? CounterSnapshot.builder().name(family.metricName).build()
                         : GaugeSnapshot.builder().name(family.metricName).build();
                 standIns.put(standIn, family);

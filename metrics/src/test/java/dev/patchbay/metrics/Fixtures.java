@@ -42,8 +42,10 @@ final class Fixtures {
     }
 
     static Counters counters(long n) {
-        return new Counters(n, 100 * n, 10 * n, new FinishCounts(n, 2 * n, 3 * n, 4 * n), 50 * n, 20 * n,
-                n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n, 8 * n, 0);
+        return new Counters(n, 100 * n, 10 * n, new FinishCounts(n, 2 * n, 3 * n, 4 * n),
+                new Counters.PrefixCache(50 * n, 20 * n),
+                new Counters.Lora(new Counters.BySource(n, 2 * n), new Counters.ByTier(3 * n, 4 * n),
+                        new Counters.ByTier(5 * n, 7 * n), new Counters.ByTier(6 * n, 8 * n), 0));
     }
 
     static StepStats step(int tokens, int adapters, List<StepStats.FirstToken> first, List<Double> gaps,

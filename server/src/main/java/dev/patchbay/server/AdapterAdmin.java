@@ -2,15 +2,14 @@ package dev.patchbay.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.engine.Engine;
+import dev.patchbay.engine.ModelTarget;
 import dev.patchbay.engine.adapter.AdapterException;
 import dev.patchbay.server.http.ApiException;
+import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import java.nio.file.Path;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletableFuture;
 
 /** {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, with vLLM's bodies and answers. */
 final class AdapterAdmin {
@@ -29,22 +28,16 @@ final class AdapterAdmin {
         String name = body.path("lora_name").asText("");
         String path = body.path("lora_path").asText("");
         if (name.isBlank() || path.isBlank()) throw ApiException.badRequest("Both 'lora_name' and 'lora_path' must be provided.");
-        if (name.equals(engine.config().servedModelName())) {
+        if (engine.resolve(name) == ModelTarget.BASE_MODEL) {
             throw ApiException.badRequest("The lora adapter '" + name + "' has the base model's name.");
         }
+        CompletableFuture<?> load;
         try {
-            Path dir = paths.confine(path);
-            engine.loadAdapter(name, dir, body.path("pinned").asBoolean(false)).get(120, TimeUnit.SECONDS);
+            load = engine.loadAdapter(name, paths.confine(path), body.path("pinned").asBoolean(false));
         } catch (AdapterException e) {
-            throw new ApiException(e.kind() == AdapterException.Kind.NOT_FOUND ? 404 : 400, e.getMessage());
-        } catch (ExecutionException e) {
-            throw new ApiException(500, "Loading LoRA adapter '" + name + "' failed: " + e.getCause().getMessage());
-        } catch (TimeoutException e) {
-            throw new ApiException(500, "Loading LoRA adapter '" + name + "' timed out");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ApiException(503, "The server is shutting down");
+            throw EngineErrors.of(e);
         }
+        EngineErrors.awaitLoad(name, load);
         Http.sendText(res, 200, "Success: LoRA adapter '" + name + "' added successfully.");
     }
 
@@ -55,7 +48,7 @@ final class AdapterAdmin {
         try {
             engine.unloadAdapter(name);
         } catch (AdapterException e) {
-            throw new ApiException(404, e.getMessage());
+            throw EngineErrors.of(e);
         }
         Http.sendText(res, 200, "Success: LoRA adapter '" + name + "' removed successfully.");
     }

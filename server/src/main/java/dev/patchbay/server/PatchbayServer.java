@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.engine.Engine;
 import dev.patchbay.engine.EngineConfig;
+import dev.patchbay.engine.ModelTarget;
 import dev.patchbay.engine.adapter.AdapterException;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.clock.Clock;
@@ -15,6 +16,7 @@ import dev.patchbay.metrics.MetricsOptions;
 import dev.patchbay.metrics.Scrape;
 import dev.patchbay.server.http.ApiException;
 import dev.patchbay.server.http.ApiKey;
+import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
 import dev.patchbay.server.openai.GenerationHandler;
 import io.helidon.http.HeaderNames;
@@ -32,9 +34,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletableFuture;
 
 /** The model server: an engine, its metrics, and the OpenAI API over HTTP. */
 public final class PatchbayServer {
@@ -130,15 +130,12 @@ public final class PatchbayServer {
 
     private void loadStatic(ServerOptions.LoraModule m) throws StartupException {
         try {
-            engine.loadAdapter(m.name(), m.path(), false).get(60, TimeUnit.SECONDS);
+            EngineErrors.awaitLoad(m.name(), engine.loadAdapter(m.name(), m.path(), false));
             staticAdapters.add(m);
         } catch (AdapterException e) {
             throw new StartupException("cannot load LoRA adapter '" + m.name() + "' from " + m.path() + ": " + e.getMessage(), e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new StartupException("cannot load LoRA adapter '" + m.name() + "': " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StartupException("interrupted while loading adapters", e);
+        } catch (ApiException e) {
+            throw new StartupException(e.getMessage(), e); // it names the adapter
         }
     }
 
@@ -170,7 +167,7 @@ public final class PatchbayServer {
                 if (apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
                     throw new ApiException(401, "Unauthorized: a valid 'Authorization: Bearer <key>' header is required");
                 }
-                if (stopping) throw new ApiException(503, "The server is shutting down");
+                if (stopping) throw EngineErrors.shuttingDown();
                 h.handle(req, res);
             } catch (ApiException e) {
                 if (!res.isSent()) Http.sendError(res, e.status(), e.getMessage(), e.param());
@@ -227,27 +224,36 @@ public final class PatchbayServer {
 
     /** The adapter a request's {@code model} names; loads it through the resolver directory when allowed. */
     private String adapterFor(String model) {
-        if (model.equals(engine.config().servedModelName())) return null;
-        if (engine.config().enableLora() && engine.core().adapter(model) != null) return model;
-        if (engine.config().enableLora() && options.loraResolverDir() != null && model.matches("[A-Za-z0-9._-]+")
-                && !model.startsWith(".")) {
-            try {
-                Path dir = adapterPaths.confine(options.loraResolverDir().resolve(model).toString());
-                engine.loadAdapter(model, dir, false).get(60, TimeUnit.SECONDS);
-                return model;
-            } catch (AdapterException e) {
-                if (e.kind() == AdapterException.Kind.CONFLICT) return model; // loaded meanwhile by another request
-                if (e.kind() == AdapterException.Kind.INVALID) {
-                    throw new ApiException(400, "LoRA adapter " + model + " was found but could not be loaded: " + e.getMessage());
-                }
-            } catch (ExecutionException | TimeoutException e) {
-                throw new ApiException(500, "LoRA adapter " + model + " could not be loaded: " + e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ApiException(503, "The server is shutting down");
+        return switch (engine.resolve(model)) {
+            case BASE_MODEL -> null;
+            case ADAPTER -> model;
+            case UNKNOWN -> {
+                if (resolvable(model) && loadThroughResolver(model)) yield model;
+                throw new ApiException(404, ModelTarget.unknownModelMessage(model), "model");
             }
+        };
+    }
+
+    /** A plain name (no path separators, no leading dot) when LoRA and the resolver directory are on. */
+    private boolean resolvable(String model) {
+        return engine.config().enableLora() && options.loraResolverDir() != null && model.matches("[A-Za-z0-9._-]+")
+                && !model.startsWith(".");
+    }
+
+    /** Loads {@code model} from the resolver directory; false when nothing is there, API errors for a bad one. */
+    private boolean loadThroughResolver(String model) {
+        CompletableFuture<?> load;
+        try {
+            load = engine.loadAdapter(model, adapterPaths.confine(options.loraResolverDir().resolve(model).toString()), false);
+        } catch (AdapterException e) {
+            return switch (e.kind()) {
+                case NOT_FOUND -> false;
+                case CONFLICT -> true; // loaded meanwhile by another request
+                case INVALID -> throw EngineErrors.of(e);
+            };
         }
-        throw new ApiException(404, "The model `" + model + "` does not exist.", "model");
+        EngineErrors.awaitLoad(model, load);
+        return true;
     }
 
     public int port() {

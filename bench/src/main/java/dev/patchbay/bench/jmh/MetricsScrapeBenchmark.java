@@ -174,8 +174,10 @@ public class MetricsScrapeBenchmark {
         }
         LoraState lora = new LoraState(SLOTS, adapters, 16, "auto", List.copyOf(states), Math.min(SLOTS, adapters),
                 Math.max(0, adapters - SLOTS), running, waiting, 1.76e9 + step);
-        Counters counters = new Counters(step / 10, prompt, generation, finished, prompt, prompt / 3,
-                adapters, step / 16, 0, 0, step * 8L, step * 8L, step / 16, step / 16, 0);
+        Counters counters = new Counters(step / 10, prompt, generation, finished,
+                new Counters.PrefixCache(prompt, prompt / 3),
+                new Counters.Lora(new Counters.BySource(adapters, step / 16), Counters.ByTier.ZERO,
+                        new Counters.ByTier(step * 8L, step / 16), new Counters.ByTier(step * 8L, step / 16), 0));
         return new EngineSnapshot(step, step * 20_000_000L, 1.76e9 + step * 0.02, MODEL, numRunning, numWaiting,
                 8192, 4000 + step, 16, true, lora, counters, lastStep);
     }

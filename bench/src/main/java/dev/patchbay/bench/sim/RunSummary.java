@@ -38,12 +38,12 @@ final class RunSummary {
         long fromStorage = 0, intoSlots = 0, evictions = 0, hostEvictions = 0, lookups = 0, hits = 0;
         for (Replica r : replicas) {
             Counters c = r.core.snapshot().counters();
-            fromStorage += c.loraLoadsFromDisk();
-            intoSlots += c.loraLoadsFromCpu();
-            evictions += c.loraEvictionsGpu();
-            hostEvictions += c.loraEvictionsCpu();
-            lookups += c.loraLookupsGpu();
-            hits += c.loraHitsGpu();
+            fromStorage += c.lora().loads().disk();
+            intoSlots += c.lora().loads().cpu();
+            evictions += c.lora().evictions().gpu();
+            hostEvictions += c.lora().evictions().cpu();
+            lookups += c.lora().lookups().gpu();
+            hits += c.lora().hits().gpu();
         }
         Percentiles t = new Percentiles(ttft, ttftCount);
         Percentiles e = new Percentiles(e2e, e2eCount);

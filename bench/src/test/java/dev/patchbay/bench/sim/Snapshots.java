@@ -56,7 +56,7 @@ final class Snapshots {
         }
         LoraState lora = new LoraState(maxLoras, 32, 16, "float16", List.copyOf(adapters), slots, hostOnly,
                 runningNames, waitingNames, 0);
-        Counters counters = new Counters(0, 0, 0, FinishCounts.ZERO, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        Counters counters = Counters.ZERO;
         int total = 1000;
         return new EngineSnapshot(1, 0, 0, "sim", running, waiting, total, (int) Math.round(kvUsage * total), 16,
                 false, lora, counters, StepStats.EMPTY);

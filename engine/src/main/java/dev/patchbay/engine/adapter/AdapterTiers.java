@@ -5,6 +5,7 @@ import dev.patchbay.engine.exec.Executor;
 import dev.patchbay.engine.exec.LoadedAdapter;
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.AdapterState.Level;
+import dev.patchbay.engine.stats.EngineStats;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -35,11 +36,12 @@ public final class AdapterTiers {
     private final RegisteredAdapter[] slotOwner;
     private final List<RegisteredAdapter> loading = new ArrayList<>();
 
-    public long loadsFromDisk, loadsFromCpu, evictionsGpu, evictionsCpu, loadFailures;
+    private final EngineStats stats;
     private boolean changed = true;
 
     public AdapterTiers(int slotCapacity, int hostCapacity, int maxConcurrentLoads, Executor executor,
-                        ExecutorService loaderPool, Clock clock, Runnable wakeEngine) {
+                        ExecutorService loaderPool, Clock clock, Runnable wakeEngine, EngineStats stats) {
+        this.stats = stats;
         this.slotCapacity = slotCapacity;
         this.hostCapacity = hostCapacity;
         this.maxConcurrentLoads = maxConcurrentLoads;
@@ -138,7 +140,7 @@ public final class AdapterTiers {
             } catch (RuntimeException e) {
                 it.remove();
                 a.pendingLoad = null;
-                loadFailures++;
+                stats.loadFailed();
                 changed = true;
                 Throwable cause = e.getCause() != null ? e.getCause() : e;
                 if (cause instanceof java.io.UncheckedIOException u) cause = u.getCause();
@@ -159,7 +161,7 @@ public final class AdapterTiers {
             a.loaded = loaded;
             a.level = Level.CPU;
             host.add(a);
-            loadsFromDisk++;
+            stats.loadedFromDisk();
             events.add(new AdapterLoad(a.name(), AdapterLoad.Source.DISK, (now - p.startNanos()) / 1e9));
             changed = true;
             admitted = true;
@@ -184,7 +186,7 @@ public final class AdapterTiers {
         }
         if (victim == null) return false;
         evictFromHost(victim);
-        evictionsCpu++;
+        stats.evictedFromHost();
         return true;
     }
 
@@ -228,7 +230,7 @@ public final class AdapterTiers {
             if (victim == null) throw new IllegalStateException("no slot can be freed for " + a);
             slot = victim.slot;
             freeSlot(victim);
-            evictionsGpu++;
+            stats.evictedFromSlot();
         }
         long t0 = clock.nanos();
         long modeled = executor.activate(slot, a.loaded);
@@ -237,7 +239,7 @@ public final class AdapterTiers {
         a.slot = slot;
         a.level = Level.GPU;
         slotLru.add(a);
-        loadsFromCpu++;
+        stats.loadedIntoSlot();
         events.add(new AdapterLoad(a.name(), AdapterLoad.Source.CPU, took / 1e9));
         changed = true;
         return modeled;

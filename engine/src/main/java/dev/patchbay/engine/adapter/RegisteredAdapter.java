@@ -2,12 +2,11 @@ package dev.patchbay.engine.adapter;
 
 import dev.patchbay.engine.exec.LoadedAdapter;
 import dev.patchbay.engine.stats.AdapterState.Level;
-import dev.patchbay.engine.stats.FinishCounts;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * An adapter the engine knows by name. Its name, spec and id never change; the residency and request
- * counts below are owned by the engine thread, except {@code unloading}, which API threads set.
+ * counts below are owned by the engine thread (its cumulative counters live in {@link dev.patchbay.engine.stats.EngineStats}), except {@code unloading}, which API threads set.
  */
 public final class RegisteredAdapter {
     private final int id;
@@ -24,9 +23,6 @@ public final class RegisteredAdapter {
 
     public int running;
     public int waiting;
-    public long promptTokens;
-    public long generationTokens;
-    public FinishCounts finished = FinishCounts.ZERO;
 
     public RegisteredAdapter(int id, AdapterSpec spec, boolean pinned) {
         this.id = id;

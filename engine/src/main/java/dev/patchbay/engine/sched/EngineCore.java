@@ -2,7 +2,9 @@ package dev.patchbay.engine.sched;
 
 import dev.patchbay.engine.EngineConfig;
 import dev.patchbay.engine.EngineRequest;
+import dev.patchbay.engine.ContextLimit;
 import dev.patchbay.engine.FinishReason;
+import dev.patchbay.engine.ModelTarget;
 import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.RequestRejectedException;
 import dev.patchbay.engine.RequestRejectedException.Reason;
@@ -19,6 +21,7 @@ import dev.patchbay.engine.kv.KvCacheManager;
 import dev.patchbay.engine.model.Model;
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.EngineSnapshot;
+import dev.patchbay.engine.stats.EngineStats;
 import dev.patchbay.engine.stats.FinishedRequest;
 import dev.patchbay.engine.stats.StepStats;
 import java.nio.file.Path;
@@ -51,6 +54,9 @@ public final class EngineCore {
     private final AdapterTiers tiers;
     private final Scheduler scheduler;
     private final Snapshots snapshots;
+    /** Every cumulative counter of the engine; the scheduler and the tiers report into it. */
+    private final EngineStats stats = new EngineStats();
+    private final ContextLimit contextLimit;
 
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
     private final ConcurrentHashMap<String, RegisteredAdapter> adapters = new ConcurrentHashMap<>();
@@ -82,10 +88,11 @@ public final class EngineCore {
         this.model = model;
         this.clock = clock;
         this.wakeup = wakeup;
+        this.contextLimit = new ContextLimit(config.maxModelLen());
         this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
         this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
-                model.executor(), loaderPool, clock, this::wake);
-        this.scheduler = new Scheduler(config, kv, tiers);
+                model.executor(), loaderPool, clock, this::wake, stats);
+        this.scheduler = new Scheduler(config, kv, tiers, stats);
         this.snapshots = new Snapshots(config, model, clock);
         publish(StepStats.EMPTY);
     }
@@ -113,16 +120,14 @@ public final class EngineCore {
         if (!accepting) throw new RequestRejectedException(Reason.SHUTTING_DOWN, "The server is shutting down");
         int len = req.promptTokens().length;
         if (len == 0) throw new RequestRejectedException(Reason.INVALID, "The prompt is empty");
-        if (len >= config.maxModelLen()) {
-            throw new RequestRejectedException(Reason.INVALID, "This model's maximum context length is "
-                    + config.maxModelLen() + " tokens. However, your prompt has " + len + " tokens.");
-        }
+        // At least one token must fit after the prompt; callers that know max_tokens checked it the same way.
+        contextLimit.maxTokens(len, 1);
         RegisteredAdapter adapter = null;
         if (req.adapterName() != null) {
-            adapter = config.enableLora() ? adapters.get(req.adapterName()) : null;
+            adapter = servableAdapter(req.adapterName());
             if (adapter == null) {
                 throw new RequestRejectedException(Reason.UNKNOWN_ADAPTER,
-                        "The model `" + req.adapterName() + "` does not exist.");
+                        ModelTarget.unknownModelMessage(req.adapterName()));
             }
         }
         if (inboxRequests.incrementAndGet() + waitingCount > config.maxWaitingRequests()) {
@@ -202,6 +207,22 @@ public final class EngineCore {
 
     public RegisteredAdapter adapter(String name) {
         return adapters.get(name);
+    }
+
+    /** What a request's model name refers to; the one place names are resolved. */
+    public ModelTarget resolve(String model) {
+        if (model.equals(config.servedModelName())) return ModelTarget.BASE_MODEL;
+        return servableAdapter(model) != null ? ModelTarget.ADAPTER : ModelTarget.UNKNOWN;
+    }
+
+    /** The adapter requests may name, or null (LoRA off, never loaded, or being unloaded). */
+    private RegisteredAdapter servableAdapter(String name) {
+        return config.enableLora() ? adapters.get(name) : null;
+    }
+
+    /** The context-length rule of this engine's {@code max_model_len}. */
+    public ContextLimit contextLimit() {
+        return contextLimit;
     }
 
     /** Adapters that requests may name, in registration order. */
@@ -308,15 +329,13 @@ public final class EngineCore {
             if (r.firstTokenNanos < 0) {
                 r.firstTokenNanos = endNanos;
                 firstTokens.add(new StepStats.FirstToken(adapterName(r), (endNanos - r.arrivalNanos) / 1e9));
-                snapshots.promptTokens += r.prompt.length;
-                if (r.adapter != null) r.adapter.promptTokens += r.prompt.length;
+                stats.promptProcessed(r.adapter, r.prompt.length);
             } else {
                 itl.add((endNanos - r.lastTokenNanos) / 1e9);
             }
             r.lastTokenNanos = endNanos;
             r.appendOutput(token);
-            snapshots.generationTokens++;
-            if (r.adapter != null) r.adapter.generationTokens++;
+            stats.tokenGenerated(r.adapter);
             FinishReason reason = stopReason(r, token);
             if (reason != null) {
                 finish(r, reason, null);
@@ -351,9 +370,9 @@ public final class EngineCore {
         active.put(r.id, r);
         r.queuedNanos = clock.nanos();
         if (r.adapter != null) {
-            snapshots.lookupsCpu++;
-            if (tiers.isHostResident(r.adapter)) snapshots.hitsCpu++;
-            else tiers.requestLoad(r.adapter);
+            boolean resident = tiers.isHostResident(r.adapter);
+            stats.hostLookup(resident);
+            if (!resident) tiers.requestLoad(r.adapter);
         }
         scheduler.enqueue(r);
         dirty = true;
@@ -366,8 +385,7 @@ public final class EngineCore {
         r.finishReason = reason;
         r.error = error;
         active.remove(r.id);
-        snapshots.finished = snapshots.finished.plus(reason);
-        if (r.adapter != null) r.adapter.finished = r.adapter.finished.plus(reason);
+        stats.requestFinished(r.adapter, reason);
         finished.add(timings(r, reason));
         dirty = true;
         emit(r, reason, error);
@@ -415,6 +433,7 @@ public final class EngineCore {
             tiers.remove(a);
             if (a.loading()) continue; // the load lands later and is discarded; wait for it
             draining.remove(a.name(), a);
+            stats.forget(a);
             a.firstResident().completeExceptionally(new AdapterException(Kind.NOT_FOUND, "unloaded"));
             it.remove();
             e.getValue().complete(null);
@@ -456,12 +475,7 @@ public final class EngineCore {
     private void publish(StepStats step) {
         dirty = false;
         waitingCount = scheduler.waiting.size();
-        snapshots.preemptions = scheduler.preemptions;
-        snapshots.lookupsGpu = scheduler.lookupsGpu;
-        snapshots.prefixQueries = scheduler.prefixQueries;
-        snapshots.prefixHits = scheduler.prefixHits;
-        snapshots.hitsGpu = scheduler.hitsGpu;
-        EngineSnapshot s = snapshots.publish(scheduler, kv, tiers, step);
+        EngineSnapshot s = snapshots.publish(scheduler, kv, tiers, stats, step);
         for (Consumer<EngineSnapshot> l : listeners) l.accept(s);
     }
 

@@ -5,6 +5,8 @@ import dev.patchbay.engine.adapter.AdapterTiers;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.kv.KvCacheManager;
 import dev.patchbay.engine.stats.AdapterLoad;
+import dev.patchbay.engine.stats.AdapterState;
+import dev.patchbay.engine.stats.EngineStats;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -32,9 +34,7 @@ public final class Scheduler {
     final ArrayList<Request> running = new ArrayList<>();
     /** Adapters with requests running or waiting, kept as counts change so snapshots need not walk the queues. */
     final java.util.LinkedHashSet<RegisteredAdapter> inFlight = new java.util.LinkedHashSet<>();
-    long preemptions;
-    long lookupsGpu, hitsGpu;
-    long prefixQueries, prefixHits;
+    private final EngineStats stats;
 
     /** One request's part of a step: {@code numTokens} tokens starting at its computed position. */
     public record Scheduled(Request request, int numTokens) {}
@@ -47,10 +47,11 @@ public final class Scheduler {
         }
     }
 
-    Scheduler(EngineConfig config, KvCacheManager kv, AdapterTiers tiers) {
+    Scheduler(EngineConfig config, KvCacheManager kv, AdapterTiers tiers, EngineStats stats) {
         this.config = config;
         this.kv = kv;
         this.tiers = tiers;
+        this.stats = stats;
     }
 
     Plan schedule(long now, List<AdapterLoad> loads) {
@@ -105,8 +106,7 @@ public final class Scheduler {
                 waiting.pollFirst();
                 allocate(r, n);
                 if (a != null) {
-                    lookupsGpu++;
-                    if (a.level() == dev.patchbay.engine.stats.AdapterState.Level.GPU) hitsGpu++;
+                    stats.slotLookup(a.level() == AdapterState.Level.GPU);
                     activationNanos += tiers.activate(a, stepAdapters, loads);
                     stepAdapters.add(a);
                     a.waiting--;
@@ -148,8 +148,7 @@ public final class Scheduler {
         }
         r.numComputed = cachedTokens;
         r.numRegistered = numHits;
-        prefixQueries += r.numTokens();
-        prefixHits += cachedTokens;
+        stats.prefixCacheLookup(r.numTokens(), cachedTokens);
         return true;
     }
 
@@ -205,7 +204,7 @@ public final class Scheduler {
             r.adapter.waiting++;
         }
         waiting.addFirst(r);
-        preemptions++;
+        stats.preempted();
     }
 
     void freeBlocks(Request r) {

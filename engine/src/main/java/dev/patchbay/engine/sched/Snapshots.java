@@ -9,7 +9,7 @@ import dev.patchbay.engine.model.Model;
 import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.Counters;
 import dev.patchbay.engine.stats.EngineSnapshot;
-import dev.patchbay.engine.stats.FinishCounts;
+import dev.patchbay.engine.stats.EngineStats;
 import dev.patchbay.engine.stats.LoraState;
 import dev.patchbay.engine.stats.StepStats;
 import java.util.ArrayList;
@@ -18,16 +18,13 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-/** Builds the immutable snapshots and keeps the cumulative counters. Engine thread only, except {@link #latest}. */
+/** Builds the immutable snapshots, counters read from the engine's stats. Engine thread only, except {@link #latest}. */
 final class Snapshots {
     private final EngineConfig config;
     private final Clock clock;
     private final String loraDtype;
     private volatile EngineSnapshot latest;
     private long sequence;
-
-    long preemptions, promptTokens, generationTokens, lookupsGpu, hitsGpu, lookupsCpu, hitsCpu, prefixQueries, prefixHits;
-    FinishCounts finished = FinishCounts.ZERO;
 
     private List<String> lastRunningNames = List.of();
     private List<String> lastWaitingNames = List.of();
@@ -44,7 +41,8 @@ final class Snapshots {
         return latest;
     }
 
-    EngineSnapshot publish(Scheduler scheduler, KvCacheManager kv, AdapterTiers tiers, StepStats step) {
+    EngineSnapshot publish(Scheduler scheduler, KvCacheManager kv, AdapterTiers tiers, EngineStats stats,
+                           StepStats step) {
         double now = clock.unixSeconds();
         LoraState lora = null;
         if (config.enableLora()) {
@@ -57,7 +55,7 @@ final class Snapshots {
             for (RegisteredAdapter a : listed) {
                 states.add(new AdapterState(a.name(), a.id(), a.running, a.waiting, a.level(), a.loading(), a.pinned(),
                         a.spec().rank(), a.level() == AdapterState.Level.NONE ? 0 : a.spec().weightBytes(),
-                        a.promptTokens, a.generationTokens, a.finished));
+                        stats.promptTokens(a), stats.generationTokens(a), stats.finished(a)));
                 if (a.running > 0) runningNames.add(a.name());
                 if (a.waiting > 0) waitingNames.add(a.name());
             }
@@ -73,9 +71,7 @@ final class Snapshots {
                     List.copyOf(states), tiers.slotsUsed(), tiers.hostResident() - tiers.slotsUsed(),
                     lastRunningNames, lastWaitingNames, activityChanged);
         }
-        Counters counters = new Counters(preemptions, promptTokens, generationTokens, finished, prefixQueries, prefixHits,
-                tiers.loadsFromDisk, tiers.loadsFromCpu, tiers.evictionsGpu, tiers.evictionsCpu,
-                lookupsGpu, hitsGpu, lookupsCpu, hitsCpu, tiers.loadFailures);
+        Counters counters = stats.counters();
         EngineSnapshot s = new EngineSnapshot(++sequence, clock.nanos(), now, config.servedModelName(),
                 scheduler.numRunning(), scheduler.numWaiting(), kv.numBlocks(), kv.numUsed(), kv.blockSize(),
                 config.enablePrefixCaching(), lora, counters, step);

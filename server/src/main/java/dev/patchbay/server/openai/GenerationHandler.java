@@ -9,6 +9,7 @@ import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.RequestRejectedException;
 import dev.patchbay.engine.clock.Clock;
 import dev.patchbay.server.http.ApiException;
+import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
@@ -52,7 +53,6 @@ public final class GenerationHandler {
         GenerationRequest g = GenerationRequest.parse(body, chat, engine.model());
         String modelName = g.model() == null ? engine.config().servedModelName() : g.model();
         String adapter = resolver.adapterFor(modelName);
-        int maxLen = engine.config().maxModelLen();
         LinkedBlockingQueue<ChoiceOutput> outputs = new LinkedBlockingQueue<>();
         List<Long> ids = new ArrayList<>();
         int promptTokens = 0;
@@ -61,14 +61,7 @@ public final class GenerationHandler {
             for (int p = 0; p < g.prompts().size(); p++) {
                 int[] prompt = g.prompts().get(p);
                 promptTokens += prompt.length;
-                int room = maxLen - prompt.length;
-                if (room < 1 || (g.maxTokens() != null && g.maxTokens() > room)) {
-                    throw ApiException.badRequest("This model's maximum context length is " + maxLen + " tokens. However, you"
-                            + " requested " + (prompt.length + (g.maxTokens() == null ? 1 : g.maxTokens())) + " tokens ("
-                            + prompt.length + " in the messages, " + (g.maxTokens() == null ? 1 : g.maxTokens())
-                            + " in the completion). Please reduce the length of the messages or completion.");
-                }
-                int maxTokens = g.maxTokens() == null ? room : g.maxTokens();
+                int maxTokens = engine.contextLimit().maxTokens(prompt.length, g.maxTokens());
                 for (int k = 0; k < g.n(); k++) {
                     int choice = p * g.n() + k;
                     ids.add(engine.submit(new EngineRequest(prompt, adapter, g.samplingParams(maxTokens, k), arrival,
@@ -77,12 +70,7 @@ public final class GenerationHandler {
             }
         } catch (RequestRejectedException e) {
             ids.forEach(engine::abort);
-            throw new ApiException(switch (e.reason()) {
-                case UNKNOWN_ADAPTER -> 404;
-                case INVALID -> 400;
-                case QUEUE_FULL -> 429;
-                case SHUTTING_DOWN -> 503;
-            }, e.getMessage());
+            throw EngineErrors.of(e);
         } catch (RuntimeException e) {
             ids.forEach(engine::abort);
             throw e;
@@ -119,7 +107,7 @@ public final class GenerationHandler {
         } catch (InterruptedException e) {
             ids.forEach(engine::abort);
             Thread.currentThread().interrupt();
-            throw new ApiException(503, "The server is shutting down");
+            throw EngineErrors.shuttingDown();
         }
         if (error != null) throw new ApiException(500, error);
         ObjectNode body = shapes.response();
