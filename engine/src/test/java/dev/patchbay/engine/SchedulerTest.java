@@ -56,6 +56,24 @@ class SchedulerTest {
     }
 
     @Test
+    void anAdapterWaitingForHostMemoryDoesNotKeepTheSlotsFromTheResidentOnes() throws Exception {
+        // Host memory holds a and b, both with requests waiting; c, at the head of the queue, can only be loaded
+        // once a or b has no request left. Were c's wanted load to hold the one slot, nothing would ever run.
+        EngineFixture f = fixture(EngineFixture.config().maxLoras(1).maxCpuLoras(2));
+        f.load("a");
+        f.load("b");
+        f.register("c");
+        long c = f.submit("c", 8, 5);
+        long a = f.submit("a", 8, 5);
+        long b = f.submit("b", 8, 5);
+        f.step();
+        assertThat(f.core.runningIds()).containsExactly(a);
+        f.driver.runToCompletion();
+        for (long id : new long[] {a, b, c}) assertThat(f.finished(id)).as("request " + id).isTrue();
+        assertThat(f.last(c).outputTokens()).isEqualTo(5);
+    }
+
+    @Test
     void baseModelRequestsNeverTakeASlot() throws Exception {
         EngineFixture f = fixture(EngineFixture.config().maxLoras(1).maxCpuLoras(1));
         f.load("a");

@@ -175,6 +175,18 @@ public final class AdapterTiers {
      * queued requests stay: evicting them would only make those requests reload it (and two loads landing
      * together could evict each other forever).
      */
+    /**
+     * Host memory has a free place, or an unpinned resident adapter with no request that could leave for a new one.
+     * When it has neither, a finished load waits until a resident adapter's requests are done.
+     */
+    public boolean hostHasRoom() {
+        if (host.size() < hostCapacity) return true;
+        for (RegisteredAdapter a : host) {
+            if (!a.pinned && a.running == 0 && a.waiting == 0) return true;
+        }
+        return false;
+    }
+
     private boolean makeHostRoom() {
         if (host.size() < hostCapacity) return true;
         RegisteredAdapter victim = null;

@@ -21,7 +21,8 @@ import java.util.Set;
  * adapter is not in the set is skipped, keeping its place at the head, once the set holds {@code max_loras}
  * adapters; the scan goes on, so requests for adapters in the set and base-model requests are still admitted.
  * A request whose adapter is not yet in host memory is skipped the same way while its load runs off the loop, and
- * its adapter counts toward the step's set meanwhile, so later requests of other adapters do not take its slot.
+ * its adapter counts toward the step's set meanwhile, so later requests of other adapters do not take its slot; not
+ * while host memory has no room for it, since that room comes only from requests of resident adapters that run.
  */
 public final class Scheduler {
     /** Waiting requests whose adapters are fetched ahead of their turn. */
@@ -173,7 +174,9 @@ public final class Scheduler {
                                Set<RegisteredAdapter> loading) {
         if (!tiers.isHostResident(a)) {
             tiers.requestLoad(a);
-            if (!stepAdapters.contains(a)) loading.add(a);
+            // A load that cannot enter host memory holds no place: the room comes only from resident adapters whose
+            // requests run and finish, and holding their slots would keep them from running (a deadlock).
+            if (!stepAdapters.contains(a) && tiers.hostHasRoom()) loading.add(a);
             return false;
         }
         if (stepAdapters.contains(a)) return true;
