@@ -67,7 +67,8 @@ class ConcurrencyTest {
                         int action = rnd.nextInt(4);
                         if (action == 0) engine.abort(id);
                         else if (action == 1) {
-                            Thread.sleep(0, rnd.nextInt(500_000));
+                            // a random short delay (a spin, not a sleep), so aborts land in every request state
+                            for (int spin = rnd.nextInt(50_000); spin > 0; spin--) Thread.onSpinWait();
                             engine.abort(id);
                         }
                     }

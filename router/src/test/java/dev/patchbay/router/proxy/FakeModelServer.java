@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.patchbay.testkit.Await;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -57,17 +58,19 @@ public final class FakeModelServer implements AutoCloseable {
     }
 
     private HttpServer bind(int wantedPort) throws IOException {
-        HttpServer http = null;
-        for (int attempt = 0; http == null; attempt++) {
+        // Reviving on the same port can find it still held for a moment: wait until it binds.
+        HttpServer[] bound = new HttpServer[1];
+        Await.until("port " + wantedPort + " free to bind", () -> {
             try {
-                http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), wantedPort), 64);
+                bound[0] = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), wantedPort), 64);
+                return true;
             } catch (BindException e) {
-                if (attempt >= 50) {
-                    throw e;
-                }
-                sleep(20);
+                return false;
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
             }
-        }
+        });
+        HttpServer http = bound[0];
         http.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         http.createContext("/metrics", this::metrics);
         http.createContext("/v1/completions", this::completion);
@@ -148,12 +151,6 @@ public final class FakeModelServer implements AutoCloseable {
         }
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /** A Patchbay-style page: load, KV use, and the adapters in slots (all idle, 4 slots). */
