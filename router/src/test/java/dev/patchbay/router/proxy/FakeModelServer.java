@@ -151,8 +151,6 @@ public final class FakeModelServer implements AutoCloseable {
         }
     }
 
-    }
-
     /** A Patchbay-style page: load, KV use, and the adapters in slots (all idle, 4 slots). */
     public static String page(int waiting, double kvUsage, String... adaptersInSlots) {
         StringBuilder page = new StringBuilder();
