@@ -182,6 +182,40 @@ class AdapterTiersTest {
     }
 
     @Test
+    void unloadWhileTheLoadForAWaitingRequestRunsStillServesThatRequest() throws Exception {
+        EngineFixture f = fixture(1, 2);
+        f.register("a");
+        long waiting = f.submit("a", 4, 5);
+        f.step(); // accepts the request and starts the load from storage
+        assertThat(f.core.adapter("a").loading()).isTrue();
+        CompletableFuture<Void> done = f.core.unloadAdapter("a");
+        f.driver.runToCompletion();
+        assertThat(f.finished(waiting)).as("the request admitted before the unload gets its answer").isTrue();
+        assertThat(f.last(waiting).finishReason()).isEqualTo(FinishReason.LENGTH);
+        assertThat(done).isDone();
+        assertThat(f.core.tiers().hostOrder()).isEmpty();
+    }
+
+    @Test
+    void unloadOfAnAdapterEvictedFromHostMemoryReloadsItForItsWaitingRequests() throws Exception {
+        EngineFixture f = fixture(1, 1);
+        f.load("a");
+        f.register("b");
+        long hog = f.submit("b", 4, 30);
+        f.driver.runUntil(f.clock.nanos() + 1_000_000_000L);
+        assertThat(f.core.tiers().hostOrder()).extracting(x -> x.name()).containsExactly("b");
+        long late = f.submit("a", 4, 3); // a was evicted for b; it waits for host room
+        f.step();
+        CompletableFuture<Void> done = f.core.unloadAdapter("a");
+        f.driver.runToCompletion();
+        assertThat(f.finished(hog)).isTrue();
+        assertThat(f.finished(late)).isTrue();
+        assertThat(f.last(late).finishReason()).isEqualTo(FinishReason.LENGTH);
+        assertThat(done).isDone();
+        assertThat(f.core.tiers().hostOrder()).extracting(x -> x.name()).doesNotContain("a");
+    }
+
+    @Test
     void loadingTheSameNameTwiceIsAConflict() throws Exception {
         EngineFixture f = fixture(1, 1);
         f.load("a");

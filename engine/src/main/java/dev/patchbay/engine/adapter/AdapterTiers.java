@@ -79,9 +79,12 @@ public final class AdapterTiers {
         return a.level != Level.NONE;
     }
 
-    /** Starts loading {@code a} from storage unless it is resident, loading, or the loader is busy. */
+    /**
+     * Starts loading {@code a} from storage unless it is resident, loading, or the loader is busy. An adapter being
+     * unloaded is still loaded while requests admitted before the unload wait for it: they must get their answer.
+     */
     public void requestLoad(RegisteredAdapter a) {
-        if (a.level != Level.NONE || a.pendingLoad != null || a.unloading) return;
+        if (a.level != Level.NONE || a.pendingLoad != null || (a.unloading && !a.inFlight())) return;
         if (loading.size() >= maxConcurrentLoads) return;
         long start = clock.nanos();
         long readyAt = start + executor.modeledLoadNanos(a.spec());
@@ -148,7 +151,7 @@ public final class AdapterTiers {
                 onFailure.accept(a, cause);
                 continue;
             }
-            if (a.unloading) {
+            if (a.unloading && !a.inFlight()) {
                 it.remove();
                 a.pendingLoad = null;
                 executor.release(loaded);
