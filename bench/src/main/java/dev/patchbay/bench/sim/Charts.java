@@ -30,6 +30,32 @@ public final class Charts {
         BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
+    /**
+     * Lines of {@code y} against {@code x}, one per name, on a log y axis (points at or below zero are left out).
+     * Each value of {@code lines} holds the x values and the y values.
+     */
+    public static void lines(Path file, String title, String xTitle, String yTitle, Map<String, double[][]> lines)
+            throws IOException {
+        XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle(xTitle).yAxisTitle(yTitle)
+                .build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+        chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
+        chart.getStyler().setYAxisLogarithmic(true);
+        for (var e : lines.entrySet()) {
+            List<Double> xs = new ArrayList<>(), ys = new ArrayList<>();
+            for (int i = 0; i < e.getValue()[0].length; i++) {
+                double v = e.getValue()[1][i];
+                if (Double.isFinite(v) && v > 0) {
+                    xs.add(e.getValue()[0][i]);
+                    ys.add(v);
+                }
+            }
+            if (xs.isEmpty()) continue;
+            chart.addSeries(e.getKey(), xs, ys).setMarker(SeriesMarkers.CIRCLE);
+        }
+        BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
     private static XYChart chart(String title, String yTitle, List<RunResult> results, ToDoubleFunction<RunResult> y,
                                  boolean logY) {
         XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle("request rate (req/s)")

@@ -14,12 +14,15 @@ import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointPicker;
-import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
-import dev.patchbay.router.pool.PromptInFlight;
+import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.pool.EndpointSource;
+import dev.patchbay.router.pool.EndpointStatus;
+import dev.patchbay.router.pool.RequestInFlight;
+import java.time.Duration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -31,23 +34,47 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.DoubleConsumer;
 
 /**
  * N replicas of the real engine (scheduler, KV cache, adapter tiers; simulated executor) behind the real
- * router picker, on one virtual clock. Each replica runs one step at a time: it begins a step when the clock
- * is at its free time and finishes it exactly at start + modeled time. The router sees each replica as of
- * its last scrape, every {@code scrapeNanos}.
+ * router picker and the router's own endpoint pool, on one virtual clock. Each replica runs one step at a time: it
+ * begins a step when the clock is at its free time and finishes it exactly at start + modeled time. The pool scrapes
+ * every replica every {@code scrapeNanos} and counts the router's requests in flight as the real router does.
  */
 public final class FleetSimulator implements AutoCloseable {
     private static final int ADAPTER_RANK = 8;
+    /** Scrapes never fail here; the bound only has to be one the real router would accept. */
+    private static final Duration STALENESS = Duration.ofSeconds(10);
+
+    /** How the router's pool reads a replica. */
+    public enum ScrapePath {
+        /** Each replica's /metrics page rendered by the metrics module and parsed by the router's reader. */
+        TEXT,
+        /** The same {@code EndpointMetrics} built straight from the engine snapshot ({@link SnapshotScrape}). */
+        SNAPSHOT;
+
+        /** {@code text} or {@code snapshot}, as the commands' {@code --scrape-path} takes it. */
+        public static ScrapePath parse(String name) {
+            return switch (name) {
+                case "text" -> TEXT;
+                case "snapshot" -> SNAPSHOT;
+                default -> throw new IllegalArgumentException("--scrape-path must be text or snapshot, got '" + name + "'");
+            };
+        }
+    }
 
     private final SimSettings settings;
+    private final ScrapePath scrapePath;
     private final Path adapterDir;
 
     public FleetSimulator(SimSettings settings) {
+        this(settings, ScrapePath.SNAPSHOT);
+    }
+
+    public FleetSimulator(SimSettings settings, ScrapePath scrapePath) {
         this.settings = settings;
+        this.scrapePath = scrapePath;
         try {
             // One adapter on storage serves every name: the simulated executor never reads the weights.
             adapterDir = Files.createTempDirectory("patchbay-fleet-");
@@ -69,10 +96,11 @@ public final class FleetSimulator implements AutoCloseable {
         VirtualClock clock = new VirtualClock();
         List<Replica> replicas = startReplicas(clock, seed);
         EndpointPicker picker = Profiles.create(policy, profileSettings, new Random(seed), clock::nanos);
-        SnapshotScrape.View view = SnapshotScrape.viewFor(policy);
         RequestLedger ledger = new RequestLedger(trace, clock);
-        Run run = new Run(replicas, picker, view, trace, ledger, clock);
-        run.loop(progress);
+        Run run = new Run(replicas, picker, trace, ledger, clock);
+        try (run.pool) {
+            run.loop(progress);
+        }
         return RunSummary.of(settings, policy, rate, ledger, replicas, run.sentTo, run.lastEndNanos,
                 (System.nanoTime() - wallStart) / 1e9);
     }
@@ -97,31 +125,38 @@ public final class FleetSimulator implements AutoCloseable {
     private final class Run {
         private final List<Replica> replicas;
         private final EndpointPicker picker;
-        private final SnapshotScrape.View view;
         private final Trace trace;
         private final RequestLedger ledger;
         private final VirtualClock clock;
         private final Map<Endpoint, Replica> byEndpoint = new HashMap<>();
         private final int[][] prompts = new int[settings.maxModelLen()][];
-        /** Every replica as of the last scrape, in replica order, plus the picks since if the picker counts them. */
-        private List<EndpointState> routerView = new ArrayList<>();
+        /** The router's own pool: last scrapes, its requests in flight, the prompt tally, on the virtual clock. */
+        final EndpointPool pool;
         private long lastEndNanos;
         private final int[] sentTo;
-        /** The router's tally per replica: prompt tokens sent and not yet answered with a first token. */
-        private final AtomicLong[] promptTokensInFlight;
 
-        Run(List<Replica> replicas, EndpointPicker picker, SnapshotScrape.View view, Trace trace,
-            RequestLedger ledger, VirtualClock clock) {
+        Run(List<Replica> replicas, EndpointPicker picker, Trace trace, RequestLedger ledger, VirtualClock clock) {
             this.replicas = replicas;
             this.picker = picker;
-            this.view = view;
             this.trace = trace;
             this.ledger = ledger;
             this.clock = clock;
             for (Replica r : replicas) byEndpoint.put(r.endpoint, r);
             sentTo = new int[replicas.size()];
-            promptTokensInFlight = new AtomicLong[replicas.size()];
-            Arrays.setAll(promptTokensInFlight, k -> new AtomicLong());
+            EndpointPool.MetricsSource source = switch (scrapePath) {
+                case TEXT -> EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
+                case SNAPSHOT -> endpoint -> byEndpoint.get(endpoint).scrapedMetrics();
+            };
+            List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
+            pool = new EndpointPool(EndpointSource.of(endpoints), source, Duration.ofNanos(settings.scrapeNanos()),
+                    STALENESS, this::scrapeFailed, clock::nanos);
+        }
+
+        /** A replica's page always renders and parses; if one did not, the run's numbers would mean nothing. */
+        private void scrapeFailed(Endpoint endpoint) {
+            String why = pool.statuses().stream().filter(st -> st.endpoint().equals(endpoint)).findFirst()
+                    .map(EndpointStatus::lastError).orElse("unknown");
+            throw new IllegalStateException("the router could not read " + endpoint + ": " + why);
         }
 
         void loop(DoubleConsumer progress) {
@@ -189,46 +224,32 @@ public final class FleetSimulator implements AutoCloseable {
         }
 
         private void scrape() {
-            List<EndpointState> states = new ArrayList<>(replicas.size());
-            for (Replica r : replicas) states.add(r.scrape(view));
-            routerView = states;
+            pool.scrapeNow();
         }
 
+        /** As the real router routes: pick among the pool's ready endpoints, then record the send with the pool. */
         private void route(int i) {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
-            PickResult pick = picker.pick(PickRequest.adapter(adapter), candidates());
+            PickResult pick = picker.pick(PickRequest.adapter(adapter), pool.readyStates());
             if (pick.outcome() != PickResult.Outcome.PICKED) {
                 ledger.refused(i);
                 return;
             }
             Replica r = byEndpoint.get(pick.best().endpoint());
             sentTo[r.index]++;
-            if (picker.countsOwnPicks()) {
-                EndpointState seen = routerView.get(r.index);
-                routerView.set(r.index, new EndpointState(seen.endpoint(), seen.metrics().withRequestSent(adapter)));
-            }
             register(r, trace.adapter()[i], adapter);
             int promptTokens = trace.promptTokens()[i];
-            PromptInFlight inFlight = new PromptInFlight(promptTokensInFlight[r.index], promptTokens);
+            RequestInFlight inFlight = pool.sent(r.endpoint, adapter, promptTokens, picker.countsOwnPicks());
             EngineRequest req = new EngineRequest(prompt(promptTokens), adapter,
                     SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(),
-                    new FirstAnswer(ledger.sent(i), inFlight));
+                    new AnswerStream(ledger.sent(i), inFlight));
             try {
                 r.core.submit(req);
                 r.wantsStep = true;
             } catch (RequestRejectedException e) {
-                inFlight.answered();
+                inFlight.finished();
                 ledger.refused(i);
             }
-        }
-
-        /** The router's view with its prompt tally, as the real router's pool hands it to the picker. */
-        private List<EndpointState> candidates() {
-            List<EndpointState> states = new ArrayList<>(routerView.size());
-            for (int k = 0; k < routerView.size(); k++) {
-                states.add(routerView.get(k).withPromptTokensInFlight(promptTokensInFlight[k].get()));
-            }
-            return states;
         }
 
         /**
@@ -258,12 +279,17 @@ public final class FleetSimulator implements AutoCloseable {
         }
     }
 
-    /** Passes outputs on and takes the prompt out of the tally at the first token or the end (what the proxy sees). */
-    private record FirstAnswer(RequestListener inner, PromptInFlight inFlight) implements RequestListener {
+    /**
+     * Passes outputs on and tells the pool what the proxy of a streamed answer sees: its first byte at the first
+     * token, its end when the request finishes.
+     */
+    private record AnswerStream(RequestListener inner, RequestInFlight inFlight) implements RequestListener {
         @Override
         public void onOutput(RequestOutput out) {
-            if (out.outputTokens() > 0 || out.finished()) {
-                inFlight.answered();
+            if (out.finished()) {
+                inFlight.finished();
+            } else if (out.outputTokens() > 0) {
+                inFlight.answering();
             }
             inner.onOutput(out);
         }

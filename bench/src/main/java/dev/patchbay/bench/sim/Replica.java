@@ -2,10 +2,13 @@ package dev.patchbay.bench.sim;
 
 import dev.patchbay.engine.sched.EngineCore;
 import dev.patchbay.router.pick.Endpoint;
-import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.metrics.EngineMetrics;
+import dev.patchbay.metrics.MetricsOptions;
 import dev.patchbay.router.scrape.EndpointMetrics;
+import dev.patchbay.router.scrape.MetricFamilies;
+import java.nio.charset.StandardCharsets;
 
-/** One engine in the fleet, with its place on the shared clock and what the router last scraped from it. */
+/** One engine in the fleet, with its place on the shared clock and what a scrape of it shows. */
 final class Replica {
     final int index;
     final Endpoint endpoint;
@@ -20,7 +23,9 @@ final class Replica {
     /** Adapters registered on this engine, by workload index; see {@link FleetSimulator}. */
     final boolean[] registered;
     private long scrapedSequence = -1;
-    private EndpointState scraped;
+    private EndpointMetrics scraped;
+    private EngineMetrics metrics;
+    private static final String PAGE_FORMAT = "text/plain;version=0.0.4";
 
     Replica(int index, EngineCore core, int adapters) {
         this.registered = new boolean[adapters];
@@ -37,14 +42,22 @@ final class Replica {
         return wakeAtNanos;
     }
 
-    /** The router's view as of now: rebuilt only when the engine published a new snapshot. */
-    EndpointState scrape(SnapshotScrape.View view) {
+    /**
+     * What a scrape of this replica's page would give the router as of now, built from the engine's snapshot (the
+     * shortcut {@link SnapshotScrape}); rebuilt only when the engine published a new snapshot.
+     */
+    EndpointMetrics scrapedMetrics() {
         var snapshot = core.snapshot();
         if (snapshot.sequence() != scrapedSequence || scraped == null) {
-            EndpointMetrics m = SnapshotScrape.read(snapshot, view);
-            scraped = new EndpointState(endpoint, m);
+            scraped = SnapshotScrape.read(snapshot, SnapshotScrape.View.RESIDENCY);
             scrapedSequence = snapshot.sequence();
         }
         return scraped;
+    }
+
+    /** This replica's {@code /metrics} page as the router asks for it, rendered by the metrics module. */
+    String page() {
+        if (metrics == null) metrics = new EngineMetrics(MetricsOptions.of(core.config()), core::snapshot);
+        return new String(metrics.scrape(MetricFamilies.ALL_SET, PAGE_FORMAT).body(), StandardCharsets.UTF_8);
     }
 }

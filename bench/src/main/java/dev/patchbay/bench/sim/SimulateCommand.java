@@ -69,6 +69,10 @@ public final class SimulateCommand implements Callable<Integer> {
     double adapterMs;
     @Option(names = "--load-from-storage-ms", defaultValue = "80") double loadFromStorageMs;
     @Option(names = "--load-into-slot-ms", defaultValue = "3") double loadIntoSlotMs;
+    @Option(names = "--scrape-path", defaultValue = "text",
+            description = "text: each replica's /metrics page rendered and parsed, as the router reads it; snapshot: "
+                    + "the same metrics built from the engine snapshot (faster, proven equal by the tests)")
+    String scrapePath;
     @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationOption.class) Duration scrapeInterval;
     @Option(names = "--residency-scores", split = ",",
             description = "patchbay's lora-residency scores: inSlot,inHost,freeSlot,idleSlot,allSlotsBusy (default 1,0.7,0.6,0.3,0)")
@@ -141,7 +145,11 @@ public final class SimulateCommand implements Callable<Integer> {
             if (!(rate > 0)) throw new IllegalArgumentException("rates must be > 0, got " + rate);
         }
         return new Sweep(settings, policies, rates, arrivalProcess,
-                new Trace.Lengths(promptMean, outputMean, lengthSigma), patchbaySettings(), stopAbove, seed);
+                new Trace.Lengths(promptMean, outputMean, lengthSigma), patchbaySettings(), stopAbove, seed, scrapePath());
+    }
+
+    private FleetSimulator.ScrapePath scrapePath() {
+        return FleetSimulator.ScrapePath.parse(scrapePath);
     }
 
     private ProfileSettings patchbaySettings() {
@@ -180,6 +188,7 @@ public final class SimulateCommand implements Callable<Integer> {
         m.put("maxNumSeqs", s.maxNumSeqs());
         m.put("kvBlocks", s.numKvBlocks());
         m.put("scrapeSeconds", s.scrapeNanos() / 1e9);
+        m.put("scrapePath", scrapePath);
         m.put("patchbaySettings", patchbaySettings());
         m.put("stopAboveSeconds", stopAbove);
         return m;

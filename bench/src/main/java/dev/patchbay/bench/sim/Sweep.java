@@ -15,13 +15,14 @@ import java.util.Set;
  * higher rates (it would only take longer to simulate a longer queue).
  */
 public record Sweep(SimSettings settings, List<String> policies, List<Double> rates, Arrivals arrivals,
-                    Trace.Lengths lengths, ProfileSettings patchbaySettings, double stopAboveSeconds, long seed) {
+                    Trace.Lengths lengths, ProfileSettings patchbaySettings, double stopAboveSeconds, long seed,
+                    FleetSimulator.ScrapePath scrapePath) {
 
     public List<RunResult> run(PrintStream progress) {
         List<RunResult> results = new ArrayList<>();
         Set<String> saturated = new HashSet<>();
         Workload w = settings.workload();
-        try (FleetSimulator sim = new FleetSimulator(settings)) {
+        try (FleetSimulator sim = new FleetSimulator(settings, scrapePath)) {
             for (double rate : rates) {
                 Trace trace = Trace.generate(w, rate, settings.durationNanos(), arrivals, lengths,
                         settings.maxModelLen(), seed);

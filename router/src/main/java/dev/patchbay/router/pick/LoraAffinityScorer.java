@@ -3,10 +3,13 @@ package dev.patchbay.router.pick;
 import dev.patchbay.router.scrape.EndpointMetrics;
 
 import java.util.List;
+import java.util.Set;
 
 /**
- * The Gateway API Inference Extension's activity-based LoRA scorer, kept for comparison. It reads
- * only the legacy {@code vllm:lora_requests_info} sets, as the gateway does.
+ * The gateway's activity-based LoRA scorer ({@code lora-affinity-scorer} as of llm-d-router PR #2625), kept as a peer
+ * to compare against. It reads only the legacy {@code vllm:lora_requests_info} sets: 1.0 where the adapter has
+ * requests in flight, else 0.8 while fewer distinct adapters than {@code max_lora} are in flight, else 0.6 where it
+ * waits, else 0. A base-model request is scored the same way (its name is on no list), as the gateway does.
  */
 public final class LoraAffinityScorer implements Scorer {
     public static final String NAME = "lora-affinity";
@@ -14,8 +17,6 @@ public final class LoraAffinityScorer implements Scorer {
     public static final double HAS_CAPACITY = 0.8;
     public static final double WAITING = 0.6;
     public static final double NONE = 0.0;
-    /** Every endpoint gets this for a base-model request. */
-    public static final double NEUTRAL = 0.0;
 
     @Override
     public String name() {
@@ -26,7 +27,7 @@ public final class LoraAffinityScorer implements Scorer {
     public double[] score(PickRequest request, List<EndpointState> candidates) {
         double[] scores = new double[candidates.size()];
         for (int i = 0; i < scores.length; i++) {
-            scores[i] = request.baseModel() ? NEUTRAL : score(candidates.get(i).metrics(), request.model());
+            scores[i] = score(candidates.get(i).metrics(), request.model());
         }
         return scores;
     }
@@ -35,13 +36,19 @@ public final class LoraAffinityScorer implements Scorer {
         if (m.activeAdapters().contains(adapter)) {
             return ACTIVE;
         }
-        // The gateway sums the two set sizes, so an adapter in both counts twice; so do we.
-        if (m.activeAdapters().size() + m.waitingAdapters().size() < m.maxLora()) {
+        // Distinct adapters in flight: vLLM writes the same names into both labels, so a sum would count each twice.
+        if (distinct(m.activeAdapters(), m.waitingAdapters()) < m.maxLora()) {
             return HAS_CAPACITY;
         }
         if (m.waitingAdapters().contains(adapter)) {
             return WAITING;
         }
         return NONE;
+    }
+
+    private static int distinct(Set<String> active, Set<String> waiting) {
+        int n = active.size();
+        for (String w : waiting) if (!active.contains(w)) n++;
+        return n;
     }
 }

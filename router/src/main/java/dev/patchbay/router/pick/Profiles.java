@@ -16,6 +16,8 @@ import java.util.random.RandomGenerator;
  *   <li>{@code gie-default}: queue 2, kv-cache 2 (the gateway's default without prefix cache);</li>
  *   <li>{@code gie-lora}: gie-default plus lora-affinity 3 on the legacy gauge only (3 is what the
  *       gateway's default profile gives its affinity scorer, prefix-cache);</li>
+ *   <li>{@code llmd-load-state}: gie-default plus lora-load-state {@value #LLMD_LOAD_STATE_WEIGHT} after the
+ *       lora-residency filter (llm-d's proposed residency routing, reading {@code vllm:lora_adapter_loaded});</li>
  *   <li>{@code patchbay} (default): queue 2 (with a spread of at least {@value #PATCHBAY_QUEUE_MIN_SPREAD}
  *       requests), kv-cache 2, lora-residency 3, prefill-queue {@value #PATCHBAY_PREFILL_WEIGHT}, lora-bridge
  *       {@value #PATCHBAY_BRIDGE_WEIGHT}, after the lora-spread and lora-capacity filters; it counts its own picks until the next scrape
@@ -27,9 +29,18 @@ public final class Profiles {
     public static final String LEAST_QUEUE = "least-queue";
     public static final String GIE_DEFAULT = "gie-default";
     public static final String GIE_LORA = "gie-lora";
+    public static final String LLMD_LOAD_STATE = "llmd-load-state";
     public static final String PATCHBAY = "patchbay";
     public static final String DEFAULT = PATCHBAY;
-    public static final List<String> NAMES = List.of(ROUND_ROBIN, LEAST_QUEUE, GIE_DEFAULT, GIE_LORA, PATCHBAY);
+    public static final List<String> NAMES = List.of(ROUND_ROBIN, LEAST_QUEUE, GIE_DEFAULT, GIE_LORA, LLMD_LOAD_STATE,
+            PATCHBAY);
+    /** The peers that route on LoRA: patchbay's targets hold against the best of them. */
+    public static final List<String> LORA_PEERS = List.of(GIE_LORA, LLMD_LOAD_STATE);
+    /**
+     * lora-load-state's weight beside queue 2 and kv-cache 2: the same place the gateway gives its affinity scorer.
+     * See docs/router.md for the weights tried.
+     */
+    public static final double LLMD_LOAD_STATE_WEIGHT = 3.0;
     /**
      * Waiting requests that span patchbay's whole queue score. Its picks count until the next scrape, so within one
      * scrape interval queues grow by one per pick; a smaller spread made it move adapters over single requests
@@ -80,6 +91,12 @@ public final class Profiles {
                 weights.put(KvCacheScorer.NAME, 2.0);
                 weights.put(LoraAffinityScorer.NAME, 3.0);
             }
+            case LLMD_LOAD_STATE -> {
+                weights.put(QueueScorer.NAME, 2.0);
+                weights.put(KvCacheScorer.NAME, 2.0);
+                weights.put(LoraLoadStateScorer.NAME, LLMD_LOAD_STATE_WEIGHT);
+                filters.add(new LoraResidencyFilter());
+            }
             case PATCHBAY -> {
                 weights.put(QueueScorer.NAME, 2.0);
                 ownScorers.put(QueueScorer.NAME, new QueueScorer(PATCHBAY_QUEUE_MIN_SPREAD));
@@ -119,9 +136,10 @@ public final class Profiles {
             case LoraResidencyScorer.NAME -> new LoraResidencyScorer(settings.residencyScores());
             case PrefillQueueScorer.NAME -> new PrefillQueueScorer();
             case LoraBridgeScorer.NAME -> new LoraBridgeScorer();
+            case LoraLoadStateScorer.NAME -> new LoraLoadStateScorer();
             default -> throw new IllegalArgumentException("unknown scorer '" + name + "'; known: "
                     + String.join(", ", QueueScorer.NAME, KvCacheScorer.NAME, LoraAffinityScorer.NAME,
-                    LoraResidencyScorer.NAME, PrefillQueueScorer.NAME, LoraBridgeScorer.NAME));
+                    LoraResidencyScorer.NAME, PrefillQueueScorer.NAME, LoraBridgeScorer.NAME, LoraLoadStateScorer.NAME));
         };
     }
 }

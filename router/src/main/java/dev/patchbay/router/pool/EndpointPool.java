@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * The endpoints and what was last read from each. Every interval it re-reads the endpoint
@@ -105,12 +106,27 @@ public final class EndpointPool implements AutoCloseable {
         String fetch(Endpoint endpoint) throws IOException, InterruptedException;
     }
 
+    /**
+     * Reads an endpoint's metrics. The router fetches and parses its page ({@link #pages}); the fleet simulator may
+     * build them straight from an engine snapshot, a shortcut its tests prove equal to rendering and parsing.
+     */
+    @FunctionalInterface
+    public interface MetricsSource {
+        EndpointMetrics read(Endpoint endpoint) throws IOException, InterruptedException, MalformedPageException;
+    }
+
+    /** Fetches each page with {@code fetcher} and parses it as the router does. */
+    public static MetricsSource pages(Fetcher fetcher) {
+        EndpointMetricsReader reader = new EndpointMetricsReader();
+        return endpoint -> reader.read(fetcher.fetch(endpoint));
+    }
+
     private final EndpointSource source;
-    private final Fetcher fetcher;
+    private final MetricsSource metricsSource;
     private final Duration interval;
     private final long stalenessNanos;
     private final Consumer<Endpoint> onScrapeFailure;
-    private final EndpointMetricsReader reader = new EndpointMetricsReader();
+    private final LongSupplier nanoClock;
     private final ExecutorService scrapes = Executors.newVirtualThreadPerTaskExecutor();
     private volatile Map<Endpoint, Slot> slots = Map.of();
     private volatile List<Endpoint> order = List.of();
@@ -120,11 +136,21 @@ public final class EndpointPool implements AutoCloseable {
 
     public EndpointPool(EndpointSource source, Fetcher fetcher, Duration interval, Duration staleness,
                         Consumer<Endpoint> onScrapeFailure) {
+        this(source, pages(fetcher), interval, staleness, onScrapeFailure, System::nanoTime);
+    }
+
+    /**
+     * @param nanoClock the time of scrapes, sends and staleness ({@code System::nanoTime}, or a simulator's virtual
+     *                  clock, which then calls {@link #scrapeNow} instead of {@link #start})
+     */
+    public EndpointPool(EndpointSource source, MetricsSource metricsSource, Duration interval, Duration staleness,
+                        Consumer<Endpoint> onScrapeFailure, LongSupplier nanoClock) {
         this.source = source;
-        this.fetcher = fetcher;
+        this.metricsSource = metricsSource;
         this.interval = interval;
         this.stalenessNanos = staleness.toNanos();
         this.onScrapeFailure = onScrapeFailure;
+        this.nanoClock = nanoClock;
     }
 
     public synchronized void start() {
@@ -165,6 +191,21 @@ public final class EndpointPool implements AutoCloseable {
         }
     }
 
+    /**
+     * One round on the calling thread: refresh the endpoint list, then scrape every endpoint in list order, each
+     * finished before the next begins. For a simulator on a virtual clock, where a round must be deterministic.
+     */
+    public void scrapeNow() {
+        refreshEndpoints();
+        Map<Endpoint, Slot> current = slots;
+        for (Endpoint endpoint : order) {
+            Slot slot = current.get(endpoint);
+            if (slot != null && slot.scraping.compareAndSet(false, true)) {
+                scrape(slot);
+            }
+        }
+    }
+
     private void refreshEndpoints() {
         List<Endpoint> wanted;
         try {
@@ -196,10 +237,10 @@ public final class EndpointPool implements AutoCloseable {
 
     private void scrape(Slot slot) {
         Endpoint endpoint = slot.status.get().endpoint();
-        long started = System.nanoTime();
+        long started = nanoClock.getAsLong();
         try {
-            EndpointMetrics metrics = reader.read(fetcher.fetch(endpoint));
-            slot.scraped(metrics, started, System.nanoTime());
+            EndpointMetrics metrics = metricsSource.read(endpoint);
+            slot.scraped(metrics, started, nanoClock.getAsLong());
         } catch (IOException | MalformedPageException | RuntimeException e) {
             slot.fail(e instanceof MalformedPageException ? "malformed page: " + e.getMessage() : e.toString());
             onScrapeFailure.accept(endpoint);
@@ -230,7 +271,7 @@ public final class EndpointPool implements AutoCloseable {
         Slot slot = slots.get(endpoint);
         PromptInFlight prompt = new PromptInFlight(slot == null ? new AtomicLong() : slot.promptTokensInFlight,
                 promptTokens);
-        RequestInFlight request = new RequestInFlight(countInMetrics ? slot : null, adapter, System.nanoTime(), prompt);
+        RequestInFlight request = new RequestInFlight(countInMetrics ? slot : null, adapter, nanoClock.getAsLong(), prompt);
         if (countInMetrics && slot != null) {
             slot.add(request);
         }
@@ -245,7 +286,7 @@ public final class EndpointPool implements AutoCloseable {
 
     /** The endpoints that may get new requests, with their latest metrics, in list order. */
     public List<EndpointState> readyStates() {
-        long now = System.nanoTime();
+        long now = nanoClock.getAsLong();
         Map<Endpoint, Slot> current = slots;
         List<EndpointState> ready = new ArrayList<>(current.size());
         for (Endpoint endpoint : order) {
@@ -272,7 +313,7 @@ public final class EndpointPool implements AutoCloseable {
     }
 
     public boolean isReady(EndpointStatus status) {
-        return status.isReady(System.nanoTime(), stalenessNanos);
+        return status.isReady(nanoClock.getAsLong(), stalenessNanos);
     }
 
     @Override

@@ -115,6 +115,8 @@ public final class EndpointMetricsReader {
                 counts.merge(adapter, (int) Math.round(s.value()), Integer::sum);
             }
         }
+        // A zero says nothing a missing series does not; dropping them gives one EndpointMetrics per state.
+        counts.values().removeIf(count -> count == 0);
         return counts;
     }
 

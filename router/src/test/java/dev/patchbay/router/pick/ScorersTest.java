@@ -135,6 +135,21 @@ class ScorersTest {
     }
 
     @Test
+    void loraAffinityCountsDistinctAdaptersInFlightAsSincePr2625() {
+        // vLLM writes the same names into both labels: two adapters in flight, not four, leave a third slot spare.
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("a", "b"), 3), "sql"))
+                .isEqualTo(LoraAffinityScorer.HAS_CAPACITY);
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "sql"), Set.of("a", "b", "sql"), 3), "sql"))
+                .isEqualTo(LoraAffinityScorer.ACTIVE);
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of("a", "b", "c"), 3), "sql"))
+                .isEqualTo(LoraAffinityScorer.NONE);
+        // A base-model request is scored like any name on no list: spare capacity or nothing.
+        double[] base = new LoraAffinityScorer().score(PickRequest.baseModel("base-8b"), List.of(
+                state(1, legacy(Set.of("a"), Set.of("a"), 3)), state(2, legacy(Set.of("a", "b", "c"), Set.of(), 3))));
+        assertThat(base).containsExactly(LoraAffinityScorer.HAS_CAPACITY, LoraAffinityScorer.NONE);
+    }
+
+    @Test
     void loraAffinityIgnoresResidencyFamilies() {
         EndpointMetrics onlyResident = EndpointMetrics.builder().maxLora(1).activeAdapters(Set.of("a"))
                 .slots(4, 1).resident("sql", AdapterResidency.IN_SLOT).build();
@@ -210,9 +225,7 @@ class ScorersTest {
         PickRequest base = PickRequest.baseModel("base-8b");
         List<EndpointState> states = onePerPlacement();
         double[] residency = new LoraResidencyScorer().score(base, states);
-        double[] affinity = new LoraAffinityScorer().score(base, states);
         assertThat(residency).containsOnly(residency[0]);
-        assertThat(affinity).containsOnly(affinity[0]);
     }
 
     @Test

@@ -218,6 +218,14 @@ class ProxyTest {
         // neither attempt left prompt tokens counted
         assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(preferred.address()))).isZero();
         assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(other.address()))).isZero();
+        // Both sends are booked against the endpoint that served them, none against the one that refused.
+        String metrics = router.get("/metrics").body();
+        assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} 2");
+        assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + preferred.address() + "\"}");
+        assertThat(router.router.pool().statuses()).allSatisfy(status -> {
+            assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero();
+            assertThat(status.metrics().runningRequests()).as("own requests left on " + status.endpoint()).isZero();
+        });
     }
 
     @Test
