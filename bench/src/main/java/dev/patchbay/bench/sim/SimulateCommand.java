@@ -69,7 +69,7 @@ public final class SimulateCommand implements Callable<Integer> {
     double adapterMs;
     @Option(names = "--load-from-storage-ms", defaultValue = "80") double loadFromStorageMs;
     @Option(names = "--load-into-slot-ms", defaultValue = "3") double loadIntoSlotMs;
-    @Option(names = "--scrape-path", defaultValue = "text",
+    @Option(names = "--scrape-path", defaultValue = "snapshot",
             description = "text: each replica's /metrics page rendered and parsed, as the router reads it; snapshot: "
                     + "the same metrics built from the engine snapshot (faster, proven equal by the tests)")
     String scrapePath;
