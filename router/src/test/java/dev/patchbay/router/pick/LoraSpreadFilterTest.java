@@ -61,6 +61,22 @@ class LoraSpreadFilterTest {
     }
 
     @Test
+    void noDrainWhereTheQueueIsLongToo() {
+        // Past the fleet's capacity: the holder has 400 waiting, the others 100 and 120, far fewer but not few.
+        List<EndpointState> overloaded = List.of(
+                busy(1, 400, Map.of("hot", 250, "a", 3, "b", 3)),
+                busy(2, LoraSpreadFilter.MAX_TARGET_WAITING + 68, Map.of("c", 60, "d", 30, "e", 20)),
+                busy(3, 120, Map.of("f", 50, "a", 2, "g", 40)));
+        filter.filter(PickRequest.adapter("hot"), overloaded);
+        assertThat(filter.drains()).isEmpty();
+        // The same pool with one endpoint at the bound: that one is drained.
+        List<EndpointState> oneLight = List.of(overloaded.get(0), overloaded.get(1),
+                busy(3, LoraSpreadFilter.MAX_TARGET_WAITING, Map.of("f", 50, "a", 2, "g", 40)));
+        filter.filter(PickRequest.adapter("hot"), oneLight);
+        assertThat(filter.drains()).containsExactly(Map.entry(oneLight.get(2).endpoint(), "a"));
+    }
+
+    @Test
     void anAdapterHeldNowhereGetsASlotDrainedWhereItsRequestsAreStuck() {
         // "lost" lost its last slot while every slot in the pool is busy: its requests queue and would wait forever.
         EndpointState stuck = state(2, EndpointMetrics.builder().waitingRequests(5).slots(3, 3)

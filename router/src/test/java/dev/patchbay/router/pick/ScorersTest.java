@@ -229,6 +229,27 @@ class ScorersTest {
     }
 
     @Test
+    void capacityFilterSpillsOverOnceEveryHolderIsBacklogged() {
+        LoraCapacityFilter filter = new LoraCapacityFilter();
+        int over = LoraCapacityFilter.SPILL_WAITING + 1;
+        EndpointState holder = state(1, EndpointMetrics.builder().waitingRequests(over).slots(2, 2)
+                .resident("sql", AdapterResidency.IN_SLOT).resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1)
+                .adapterRunning("sql", 5).build());
+        EndpointState busyElsewhere = state(2, EndpointMetrics.builder().waitingRequests(2).slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1)
+                .adapterRunning("b", 1).build());
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere)))).containsExactly(1, 2);
+        EndpointState calmHolder = state(1, EndpointMetrics.builder().waitingRequests(over - 1).slots(2, 2)
+                .resident("sql", AdapterResidency.IN_SLOT).resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1)
+                .adapterRunning("sql", 5).build());
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(calmHolder, busyElsewhere)))).containsExactly(1);
+        // An endpoint with a free slot is still preferred to spilling: only it and the holder stay.
+        EndpointState freeSlot = state(3, EndpointMetrics.builder().waitingRequests(30).slots(2, 1)
+                .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1).build());
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere, freeSlot)))).containsExactly(1, 3);
+    }
+
+    @Test
     void capacityFilterDropsBusyEndpointsUnlessAllAreBusy() {
         List<EndpointState> states = onePerPlacement();
         LoraCapacityFilter filter = new LoraCapacityFilter();
