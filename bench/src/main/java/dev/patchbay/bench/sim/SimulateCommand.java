@@ -32,7 +32,7 @@ public final class SimulateCommand implements Callable<Integer> {
 
     @Option(names = "--workload", defaultValue = "gie-multilora", description = "gie-multilora, zipf or uniform")
     String workload;
-    @Option(names = "--policies", split = ",", defaultValue = "round-robin,least-queue,gie-default,gie-lora,patchbay",
+    @Option(names = "--policies", split = ",", defaultValue = "round-robin,least-queue,gie-default,gie-lora,llmd-load-state,patchbay",
             description = "routing policies, comma-separated")
     List<String> policies;
     @Option(names = "--rates", split = ",", defaultValue = "10,20,40,60,80,100,120,140",
