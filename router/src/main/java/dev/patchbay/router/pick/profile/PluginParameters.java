@@ -21,7 +21,7 @@ public final class PluginParameters {
     /** {@code object} is the JSON object of a plugin's parameters, or null when it has none. */
     PluginParameters(JsonNode object) {
         if (object != null && !object.isNull() && !object.isObject()) {
-            throw new IllegalArgumentException("parameters must be an object, got " + object);
+            throw new IllegalArgumentException("parameters must be an object, got " + show(object));
         }
         this.object = object == null || object.isNull() ? null : object;
     }
@@ -48,7 +48,7 @@ public final class PluginParameters {
             return fallback;
         }
         if (!value.isIntegralNumber() || !value.canConvertToInt() || value.intValue() < min) {
-            throw new IllegalArgumentException("parameter '" + name + "' must be an integer >= " + min + ", got " + value);
+            throw new IllegalArgumentException("parameter '" + name + "' must be an integer >= " + min + ", got " + show(value));
         }
         return value.intValue();
     }
@@ -61,7 +61,7 @@ public final class PluginParameters {
         }
         if (!value.isNumber() || !(value.doubleValue() >= min && value.doubleValue() <= max)) {
             throw new IllegalArgumentException("parameter '" + name + "' must be a number in [" + min + ", " + max
-                    + "], got " + value);
+                    + "], got " + show(value));
         }
         return value.doubleValue();
     }
@@ -73,7 +73,7 @@ public final class PluginParameters {
             return fallback;
         }
         if (!value.isNumber() || !Double.isFinite(value.doubleValue())) {
-            throw new IllegalArgumentException("parameter '" + name + "' must be a finite number, got " + value);
+            throw new IllegalArgumentException("parameter '" + name + "' must be a finite number, got " + show(value));
         }
         return value.doubleValue();
     }
@@ -92,9 +92,17 @@ public final class PluginParameters {
         }
         if (d == null || d.compareTo(min) < 0) {
             throw new IllegalArgumentException("parameter '" + name + "' must be a duration with a unit (e.g. 30s) of at least "
-                    + DurationOption.format(min) + ", got " + value);
+                    + DurationOption.format(min) + ", got " + show(value));
         }
         return d;
+    }
+
+    /**
+     * A value as written, for messages: numbers plainly (Jackson would quote NaN, making it look like the string
+     * "NaN"), anything else as JSON.
+     */
+    static String show(JsonNode value) {
+        return value.isNumber() ? value.asText() : value.toString();
     }
 
     private JsonNode value(String name) {

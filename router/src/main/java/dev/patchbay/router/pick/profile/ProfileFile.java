@@ -221,7 +221,7 @@ public final class ProfileFile {
                 return 1.0;
             }
             if (!weight.isNumber() || !Double.isFinite(weight.doubleValue()) || weight.doubleValue() < 0) {
-                throw error(entry + ": weight must be a finite number >= 0, got " + weight);
+                throw error(entry + ": weight must be a finite number >= 0, got " + PluginParameters.show(weight));
             }
             return weight.doubleValue();
         }
