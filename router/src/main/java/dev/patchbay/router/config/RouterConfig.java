@@ -1,6 +1,7 @@
 package dev.patchbay.router.config;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
@@ -121,9 +122,21 @@ public record RouterConfig(String profile,
         try {
             Path directory = file.toAbsolutePath().getParent();
             return JSON.readerFor(RouterConfig.class).withAttribute(BASE_DIRECTORY, directory).readValue(file.toFile());
+        } catch (JsonProcessingException e) {
+            // Jackson's own message ends in a source and reference chain; the line and column say where more briefly.
+            var at = e.getLocation();
+            throw new IOException("cannot read router config " + file
+                    + (at == null || at.getLineNr() < 0 ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")")
+                    + ": " + withoutSource(e.getMessage()), e);
         } catch (IOException e) {
             throw new IOException("cannot read router config " + file + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Jackson's message up to its "at [Source: ...]" line (the known fields of an unknown one stay). */
+    private static String withoutSource(String message) {
+        int cut = message.indexOf("\n at [Source");
+        return cut < 0 ? message : message.substring(0, cut);
     }
 
     public static RouterConfig parse(String json) throws IOException {
