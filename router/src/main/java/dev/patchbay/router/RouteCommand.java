@@ -33,7 +33,7 @@ public final class RouteCommand implements Callable<Integer> {
     @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to listen on (default ${DEFAULT-VALUE}).")
     String host;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "JSON file: profile, weights, thresholds, rewrites.")
+    @Option(names = "--config", paramLabel = "FILE", description = "JSON file: profile, profile file, weights, thresholds, rewrites.")
     Path config;
 
     @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationOption.class,

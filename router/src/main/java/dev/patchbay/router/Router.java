@@ -5,7 +5,6 @@ import dev.patchbay.router.extproc.ExtProcServer;
 import dev.patchbay.router.extproc.ExtProcService;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.LoraSpreadFilter;
-import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.MetricsFetcher;
 import dev.patchbay.router.proxy.ProxyHandler;
@@ -45,7 +44,7 @@ public final class Router implements AutoCloseable {
         pool = new EndpointPool(options.endpoints(), fetcher::fetch, options.scrapeInterval(), options.staleness(),
                 metrics::scrapeFailed);
         metrics.watch(pool);
-        picker = Profiles.create(options.config().profile(), options.config().profileSettings(), random);
+        picker = options.config().createPicker(random);
         for (var filter : picker.filters()) {
             if (filter instanceof LoraSpreadFilter spread) {
                 metrics.watch(spread);

@@ -119,4 +119,39 @@ class RouteCommandTest {
         assertThat(options.staleness()).isEqualTo(RouterOptions.DEFAULT_STALENESS);
         assertThat(options.config().profile()).isEqualTo("patchbay");
     }
+
+    @Test
+    void theConfigsProfileFileDefinesTheRoutersProfileAndABadOneStopsTheStart() throws Exception {
+        Path dir = Files.createTempDirectory("route-profiles");
+        try {
+            Path profiles = dir.resolve("profiles.json");
+            Files.writeString(profiles, """
+                    {"apiVersion": "inference.networking.x-k8s.io/v1alpha1", "kind": "EndpointPickerConfig",
+                     "plugins": [{"type": "queue-scorer", "parameters": {"minSpread": 2}}, {"type": "own-picks-counter"}],
+                     "schedulingProfiles": [{"name": "mine", "plugins": [
+                       {"pluginRef": "queue-scorer", "weight": 2}, {"pluginRef": "own-picks-counter"}]}]}
+                    """);
+            Path config = dir.resolve("router.json");
+            Files.writeString(config, "{\"profileFile\": \"profiles.json\"}");
+            RouteCommand command = new RouteCommand();
+            new CommandLine(command).parseArgs("--endpoints", "127.0.0.1:1", "--host", "127.0.0.1", "--port", "0",
+                    "--config", config.toString());
+            try (Router router = command.createRouter()) {
+                assertThat(router.picker().name()).isEqualTo("mine");
+                assertThat(router.picker().countsOwnPicks()).isTrue();
+            }
+            Files.writeString(profiles, Files.readString(profiles).replace("\"weight\": 2", "\"weight\": -2"));
+            StringWriter err = new StringWriter();
+            assertThat(run(err, "--endpoints", "127.0.0.1:1", "--config", config.toString())).isEqualTo(2);
+            assertThat(err.toString()).contains("profile file " + profiles
+                    + ": profile 'mine', pluginRef 'queue-scorer': weight must be a finite number >= 0, got -2");
+        } finally {
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    Files.delete(f);
+                }
+            }
+            Files.delete(dir);
+        }
+    }
 }

@@ -46,6 +46,14 @@ public final class EndpointPicker {
         return filters;
     }
 
+    public Picker picker() {
+        return picker;
+    }
+
+    public SaturationDetector saturation() {
+        return saturation;
+    }
+
     /** Picks among {@code candidates}, which must all be ready (fresh data, reachable). */
     public PickResult pick(PickRequest request, List<EndpointState> candidates) {
         if (candidates.isEmpty()) {

@@ -52,6 +52,10 @@ public final class LoraLoadStateScorer implements Scorer {
         this(Tiers.DEFAULT);
     }
 
+    public Tiers tiers() {
+        return tiers;
+    }
+
     @Override
     public String name() {
         return NAME;

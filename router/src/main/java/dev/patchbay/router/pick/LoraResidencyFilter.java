@@ -37,6 +37,18 @@ public final class LoraResidencyFilter implements Filter {
         this(0, DEFAULT_QUEUE_THRESHOLD, DEFAULT_KV_CACHE_THRESHOLD);
     }
 
+    public int maxReplicas() {
+        return maxReplicas;
+    }
+
+    public int queueThreshold() {
+        return queueThreshold;
+    }
+
+    public double kvCacheThreshold() {
+        return kvCacheThreshold;
+    }
+
     @Override
     public String name() {
         return NAME;

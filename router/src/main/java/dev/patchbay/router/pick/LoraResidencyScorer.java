@@ -18,6 +18,10 @@ public final class LoraResidencyScorer implements Scorer {
         this(ResidencyScores.DEFAULT);
     }
 
+    public ResidencyScores scores() {
+        return scores;
+    }
+
     @Override
     public String name() {
         return NAME;

@@ -99,6 +99,18 @@ public final class LoraSpreadFilter implements Filter {
         this(nanoClock, DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS, DEFAULT_COOLDOWN_NANOS);
     }
 
+    public int overloadWaiting() {
+        return overloadWaiting;
+    }
+
+    public long timeoutNanos() {
+        return timeoutNanos;
+    }
+
+    public long cooldownNanos() {
+        return cooldownNanos;
+    }
+
     @Override
     public String name() {
         return NAME;

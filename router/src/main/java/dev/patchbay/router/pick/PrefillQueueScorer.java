@@ -36,6 +36,10 @@ public final class PrefillQueueScorer implements Scorer {
         this(DEFAULT_MIN_SPREAD_TOKENS);
     }
 
+    public long minSpreadTokens() {
+        return minSpread;
+    }
+
     @Override
     public String name() {
         return NAME;

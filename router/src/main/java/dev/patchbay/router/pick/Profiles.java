@@ -1,7 +1,13 @@
 package dev.patchbay.router.pick;
 
-import java.util.ArrayList;
-import java.util.HashMap;
+import dev.patchbay.router.pick.profile.PluginTypes;
+import dev.patchbay.router.pick.profile.ProfileDefinition;
+import dev.patchbay.router.pick.profile.ProfileFile;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,7 +15,9 @@ import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 
 /**
- * The named picking profiles, matching the fleet simulator's policies:
+ * The built-in picking profiles, matching the fleet simulator's policies. Each is a profile file (the gateway's
+ * {@code EndpointPickerConfig} shape, see {@link ProfileFile}) on the class path at {@link #resourcePath}; the
+ * constants below hold the tuned values those files repeat, with the reasons for them:
  * <ul>
  *   <li>{@code round-robin}: no scorers, endpoints in turn;</li>
  *   <li>{@code least-queue}: queue 1;</li>
@@ -59,7 +67,50 @@ public final class Profiles {
      */
     public static final double PATCHBAY_BRIDGE_WEIGHT = 0.3;
 
+    /** Where the built-in profiles' files are on the class path: {@code RESOURCE_DIR + name + ".json"}. */
+    public static final String RESOURCE_DIR = "dev/patchbay/router/pick/profiles/";
+
     private Profiles() {
+    }
+
+    /** Read once, on first use: a built-in file that does not load is a broken build, so it fails loudly. */
+    private static final class BuiltIn {
+        static final Map<String, ProfileDefinition> PROFILES = load();
+
+        private static Map<String, ProfileDefinition> load() {
+            Map<String, ProfileDefinition> profiles = new LinkedHashMap<>();
+            for (String name : NAMES) {
+                String path = resourcePath(name);
+                try (InputStream in = Profiles.class.getClassLoader().getResourceAsStream(path)) {
+                    if (in == null) {
+                        throw new IllegalStateException("built-in profile file " + path + " is missing");
+                    }
+                    ProfileFile file = ProfileFile.parse(path, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+                    if (!file.names().equals(List.of(name))) {
+                        throw new IllegalStateException("built-in profile file " + path + " must define exactly the profile "
+                                + name + ", defines " + file.names());
+                    }
+                    profiles.put(name, file.profile(name));
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read built-in profile file " + path, e);
+                }
+            }
+            return profiles;
+        }
+    }
+
+    /** The class-path resource holding the built-in profile {@code name}. */
+    public static String resourcePath(String name) {
+        return RESOURCE_DIR + name + ".json";
+    }
+
+    /** The built-in profile of that name, as read from its file. */
+    public static ProfileDefinition builtIn(String profile) {
+        ProfileDefinition definition = BuiltIn.PROFILES.get(profile);
+        if (definition == null) {
+            throw new IllegalArgumentException("unknown profile '" + profile + "'; known: " + String.join(", ", NAMES));
+        }
+        return definition;
     }
 
     public static EndpointPicker create(String profile, RandomGenerator random) {
@@ -73,73 +124,11 @@ public final class Profiles {
     /** {@code nanoClock} times the lora-spread filter's drains (the fleet simulator passes its virtual clock). */
     public static EndpointPicker create(String profile, ProfileSettings settings, RandomGenerator random,
                                         LongSupplier nanoClock) {
-        Map<String, Double> weights = new LinkedHashMap<>();
-        List<Filter> filters = new ArrayList<>();
-        Picker picker = new MaxScorePicker(random);
-        // A profile's own setting of a named scorer; names not here get the default one (scorer(name, settings)).
-        Map<String, Scorer> ownScorers = new HashMap<>();
-        boolean countsOwnPicks = false;
-        switch (profile) {
-            case ROUND_ROBIN -> picker = new RoundRobinPicker();
-            case LEAST_QUEUE -> weights.put(QueueScorer.NAME, 1.0);
-            case GIE_DEFAULT -> {
-                weights.put(QueueScorer.NAME, 2.0);
-                weights.put(KvCacheScorer.NAME, 2.0);
-            }
-            case GIE_LORA -> {
-                weights.put(QueueScorer.NAME, 2.0);
-                weights.put(KvCacheScorer.NAME, 2.0);
-                weights.put(LoraAffinityScorer.NAME, 3.0);
-            }
-            case LLMD_LOAD_STATE -> {
-                weights.put(QueueScorer.NAME, 2.0);
-                weights.put(KvCacheScorer.NAME, 2.0);
-                weights.put(LoraLoadStateScorer.NAME, LLMD_LOAD_STATE_WEIGHT);
-                filters.add(new LoraResidencyFilter());
-            }
-            case PATCHBAY -> {
-                weights.put(QueueScorer.NAME, 2.0);
-                ownScorers.put(QueueScorer.NAME, new QueueScorer(PATCHBAY_QUEUE_MIN_SPREAD));
-                weights.put(KvCacheScorer.NAME, 2.0);
-                weights.put(LoraResidencyScorer.NAME, 3.0);
-                weights.put(PrefillQueueScorer.NAME, PATCHBAY_PREFILL_WEIGHT);
-                weights.put(LoraBridgeScorer.NAME, PATCHBAY_BRIDGE_WEIGHT);
-                filters.add(new LoraSpreadFilter(nanoClock));
-                filters.add(new LoraCapacityFilter());
-                countsOwnPicks = true;
-            }
-            default -> throw new IllegalArgumentException(
-                    "unknown profile '" + profile + "'; known: " + String.join(", ", NAMES));
-        }
-        weights.putAll(settings.weights());
-        List<WeightedScorer> scorers = new ArrayList<>();
-        for (Map.Entry<String, Double> entry : weights.entrySet()) {
-            double weight = entry.getValue();
-            if (!Double.isFinite(weight) || weight < 0) {
-                throw new IllegalArgumentException("weight of " + entry.getKey() + " must be >= 0, got " + weight);
-            }
-            if (weight > 0) {
-                Scorer scorer = ownScorers.containsKey(entry.getKey()) ? ownScorers.get(entry.getKey())
-                        : scorer(entry.getKey(), settings);
-                scorers.add(new WeightedScorer(scorer, weight));
-            }
-        }
-        return new EndpointPicker(profile, filters, scorers, picker, settings.saturation(), countsOwnPicks);
+        return builtIn(profile).create(settings, random, nanoClock);
     }
 
-    /** The scorer of that name. */
+    /** The scorer of that name, with its default parameters. */
     public static Scorer scorer(String name, ProfileSettings settings) {
-        return switch (name) {
-            case QueueScorer.NAME -> new QueueScorer();
-            case KvCacheScorer.NAME -> new KvCacheScorer();
-            case LoraAffinityScorer.NAME -> new LoraAffinityScorer();
-            case LoraResidencyScorer.NAME -> new LoraResidencyScorer(settings.residencyScores());
-            case PrefillQueueScorer.NAME -> new PrefillQueueScorer();
-            case LoraBridgeScorer.NAME -> new LoraBridgeScorer();
-            case LoraLoadStateScorer.NAME -> new LoraLoadStateScorer();
-            default -> throw new IllegalArgumentException("unknown scorer '" + name + "'; known: "
-                    + String.join(", ", QueueScorer.NAME, KvCacheScorer.NAME, LoraAffinityScorer.NAME,
-                    LoraResidencyScorer.NAME, PrefillQueueScorer.NAME, LoraBridgeScorer.NAME, LoraLoadStateScorer.NAME));
-        };
+        return PluginTypes.defaultScorer(name, settings);
     }
 }

@@ -26,6 +26,10 @@ public final class QueueScorer implements Scorer {
         this(0);
     }
 
+    public int minSpread() {
+        return minSpread;
+    }
+
     @Override
     public String name() {
         return NAME;

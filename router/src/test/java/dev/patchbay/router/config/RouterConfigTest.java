@@ -1,11 +1,14 @@
 package dev.patchbay.router.config;
 
+import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.ProfileSettings;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -66,5 +69,75 @@ class RouterConfigTest {
             Files.deleteIfExists(file);
         }
         assertThatThrownBy(() -> RouterConfig.read(file)).hasMessageContaining(file.toString());
+    }
+
+    /** A profile file with the given profiles, each a queue scorer at weight 2 and a kv-cache scorer at 1. */
+    private static String profiles(String... names) {
+        StringBuilder profiles = new StringBuilder();
+        for (String name : names) {
+            profiles.append(profiles.isEmpty() ? "" : ", ").append("{\"name\": \"").append(name).append("\", \"plugins\": ["
+                    + "{\"pluginRef\": \"queue-scorer\", \"weight\": 2}, {\"pluginRef\": \"kv-cache-scorer\"}]}");
+        }
+        return """
+                {"apiVersion": "inference.networking.x-k8s.io/v1alpha1", "kind": "EndpointPickerConfig",
+                 "plugins": [{"type": "queue-scorer"}, {"type": "kv-cache-scorer"}],
+                 "schedulingProfiles": [%s]}
+                """.formatted(profiles);
+    }
+
+    @Test
+    void aProfileFileNextToTheConfigGivesItsOnlyProfileWithTheOverridesOnTop(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("profiles"));
+        Files.writeString(dir.resolve("profiles/mine.json"), profiles("mine"));
+        Path file = dir.resolve("router.json");
+        Files.writeString(file, "{\"profileFile\": \"profiles/mine.json\", \"weights\": {\"kv-cache\": 0, \"lora-bridge\": 1}}");
+        RouterConfig config = RouterConfig.read(file);
+        assertThat(config.profile()).isEqualTo("mine");
+        assertThat(config.profileFile().source()).isEqualTo(dir.resolve("profiles/mine.json").toString());
+        EndpointPicker picker = config.createPicker(new Random(1));
+        assertThat(picker.name()).isEqualTo("mine");
+        assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
+                .containsExactly("queue=2.0", "lora-bridge=1.0");
+        assertThat(config.createPicker(new Random(1))).as("a new picker each time").isNotSameAs(picker);
+    }
+
+    @Test
+    void aFileOfSeveralProfilesNeedsProfileWhichMayAlsoNameABuiltInOne(@TempDir Path dir) throws Exception {
+        Path profiles = dir.resolve("profiles.json");
+        Files.writeString(profiles, profiles("a", "b"));
+        String file = profiles.toString().replace("\\", "\\\\");
+        assertThatThrownBy(() -> RouterConfig.parse("{\"profileFile\": \"" + file + "\"}"))
+                .hasMessageContaining("profile file " + profiles + " defines several profiles (a, b): name one in \"profile\"");
+        assertThat(RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"b\"}")
+                .createPicker(new Random(1)).name()).isEqualTo("b");
+        assertThat(RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"gie-lora\"}")
+                .createPicker(new Random(1)).scorers()).hasSize(3);
+        assertThatThrownBy(() -> RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"c\"}"))
+                .hasMessageContaining("unknown profile 'c'; known: round-robin, least-queue, gie-default, gie-lora, "
+                        + "llmd-load-state, patchbay, a, b (built-in and from " + profiles + ")");
+    }
+
+    @Test
+    void aProfileFileMayNotReuseABuiltInName(@TempDir Path dir) throws Exception {
+        Path profiles = dir.resolve("profiles.json");
+        Files.writeString(profiles, profiles("patchbay"));
+        Path file = dir.resolve("router.json");
+        Files.writeString(file, "{\"profileFile\": \"profiles.json\"}");
+        assertThatThrownBy(() -> RouterConfig.read(file)).isInstanceOf(IOException.class)
+                .hasMessageContaining("profile file " + profiles + ": profile 'patchbay' has the name of a built-in profile");
+    }
+
+    @Test
+    void aBadProfileFileStopsTheConfigNamingBothFilesTheProfileAndTheEntry(@TempDir Path dir) throws Exception {
+        Path profiles = dir.resolve("profiles.json");
+        Files.writeString(profiles, profiles("mine").replace("\"pluginRef\": \"kv-cache-scorer\"", "\"pluginRef\": \"kv-cach\""));
+        Path file = dir.resolve("router.json");
+        Files.writeString(file, "{\"profileFile\": \"profiles.json\"}");
+        assertThatThrownBy(() -> RouterConfig.read(file)).isInstanceOf(IOException.class)
+                .hasMessageContaining("cannot read router config " + file)
+                .hasMessageContaining("profile file " + profiles + ": profile 'mine', pluginRef 'kv-cach': names no plugin");
+        Files.delete(profiles);
+        assertThatThrownBy(() -> RouterConfig.read(file)).isInstanceOf(IOException.class)
+                .hasMessageContaining("cannot read profile file " + profiles);
     }
 }

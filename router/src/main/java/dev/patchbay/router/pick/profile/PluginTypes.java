@@ -1,0 +1,157 @@
+package dev.patchbay.router.pick.profile;
+
+import dev.patchbay.router.pick.KvCacheScorer;
+import dev.patchbay.router.pick.LoraAffinityScorer;
+import dev.patchbay.router.pick.LoraBridgeScorer;
+import dev.patchbay.router.pick.LoraCapacityFilter;
+import dev.patchbay.router.pick.LoraLoadStateScorer;
+import dev.patchbay.router.pick.LoraResidencyFilter;
+import dev.patchbay.router.pick.LoraResidencyScorer;
+import dev.patchbay.router.pick.LoraSpreadFilter;
+import dev.patchbay.router.pick.MaxScorePicker;
+import dev.patchbay.router.pick.PrefillQueueScorer;
+import dev.patchbay.router.pick.ProfileSettings;
+import dev.patchbay.router.pick.QueueScorer;
+import dev.patchbay.router.pick.ResidencyScores;
+import dev.patchbay.router.pick.RoundRobinPicker;
+import dev.patchbay.router.pick.Scorer;
+import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
+import dev.patchbay.router.pick.profile.Plugin.OwnPicksCounter;
+import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
+import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every plugin type a profile file may name, each mapped to its constructor by hand: the list below is the whole
+ * registry, so what a type takes is read here, not found by reflection. Types are the component's name plus its kind
+ * ({@code queue} scorer: {@code queue-scorer}), as the gateway names its plugins.
+ */
+public final class PluginTypes {
+    public static final String QUEUE_SCORER = QueueScorer.NAME + "-scorer";
+    public static final String KV_CACHE_SCORER = KvCacheScorer.NAME + "-scorer";
+    public static final String LORA_AFFINITY_SCORER = LoraAffinityScorer.NAME + "-scorer";
+    public static final String LORA_RESIDENCY_SCORER = LoraResidencyScorer.NAME + "-scorer";
+    public static final String PREFILL_QUEUE_SCORER = PrefillQueueScorer.NAME + "-scorer";
+    public static final String LORA_BRIDGE_SCORER = LoraBridgeScorer.NAME + "-scorer";
+    public static final String LORA_LOAD_STATE_SCORER = LoraLoadStateScorer.NAME + "-scorer";
+    public static final String LORA_SPREAD_FILTER = LoraSpreadFilter.NAME + "-filter";
+    public static final String LORA_CAPACITY_FILTER = LoraCapacityFilter.NAME + "-filter";
+    public static final String LORA_RESIDENCY_FILTER = LoraResidencyFilter.NAME + "-filter";
+    public static final String MAX_SCORE_PICKER = MaxScorePicker.NAME + "-picker";
+    public static final String ROUND_ROBIN_PICKER = RoundRobinPicker.NAME + "-picker";
+    public static final String OWN_PICKS_COUNTER = "own-picks-counter";
+
+    private static final Map<String, PluginType> TYPES = index(List.of(
+            new PluginType(QUEUE_SCORER, List.of("minSpread"), p -> {
+                int minSpread = p.integer("minSpread", 0, 0);
+                return new ScorerPlugin(QUEUE_SCORER, QueueScorer.NAME, c -> new QueueScorer(minSpread));
+            }),
+            new PluginType(KV_CACHE_SCORER, List.of(),
+                    p -> new ScorerPlugin(KV_CACHE_SCORER, KvCacheScorer.NAME, c -> new KvCacheScorer())),
+            new PluginType(LORA_AFFINITY_SCORER, List.of(),
+                    p -> new ScorerPlugin(LORA_AFFINITY_SCORER, LoraAffinityScorer.NAME, c -> new LoraAffinityScorer())),
+            new PluginType(LORA_RESIDENCY_SCORER, List.of("inSlot", "inHost", "freeSlot", "idleSlot", "allSlotsBusy"),
+                    p -> {
+                        ResidencyScores d = ResidencyScores.DEFAULT;
+                        ResidencyScores own = new ResidencyScores(p.number("inSlot", d.inSlot()),
+                                p.number("inHost", d.inHost()), p.number("freeSlot", d.freeSlot()),
+                                p.number("idleSlot", d.idleSlot()), p.number("allSlotsBusy", d.allSlotsBusy()));
+                        // The configuration's residencyScores, when given, win: they predate profile files.
+                        return new ScorerPlugin(LORA_RESIDENCY_SCORER, LoraResidencyScorer.NAME,
+                                c -> new LoraResidencyScorer(c.settings().residencyScores() != null
+                                        ? c.settings().residencyScores() : own));
+                    }),
+            new PluginType(PREFILL_QUEUE_SCORER, List.of("minSpreadTokens"), p -> {
+                int minSpread = p.integer("minSpreadTokens", (int) PrefillQueueScorer.DEFAULT_MIN_SPREAD_TOKENS, 1);
+                return new ScorerPlugin(PREFILL_QUEUE_SCORER, PrefillQueueScorer.NAME,
+                        c -> new PrefillQueueScorer(minSpread));
+            }),
+            new PluginType(LORA_BRIDGE_SCORER, List.of(),
+                    p -> new ScorerPlugin(LORA_BRIDGE_SCORER, LoraBridgeScorer.NAME, c -> new LoraBridgeScorer())),
+            new PluginType(LORA_LOAD_STATE_SCORER, List.of("gpuResident", "cpuResident", "freeSlot", "evictable",
+                    "saturated", "homeBonus", "headroomBonus"), p -> {
+                LoraLoadStateScorer.Tiers d = LoraLoadStateScorer.Tiers.DEFAULT;
+                LoraLoadStateScorer.Tiers tiers = new LoraLoadStateScorer.Tiers(
+                        p.number("gpuResident", d.gpuResident(), 0, 1), p.number("cpuResident", d.cpuResident(), 0, 1),
+                        p.number("freeSlot", d.freeSlot(), 0, 1), p.number("evictable", d.evictable(), 0, 1),
+                        p.number("saturated", d.saturated(), 0, 1), p.number("homeBonus", d.homeBonus(), 0, 1),
+                        p.number("headroomBonus", d.headroomBonus(), 0, 1));
+                return new ScorerPlugin(LORA_LOAD_STATE_SCORER, LoraLoadStateScorer.NAME,
+                        c -> new LoraLoadStateScorer(tiers));
+            }),
+            new PluginType(LORA_SPREAD_FILTER, List.of("overloadWaiting", "timeout", "cooldown"), p -> {
+                int overloadWaiting = p.integer("overloadWaiting", LoraSpreadFilter.DEFAULT_OVERLOAD_WAITING, 1);
+                long timeout = p.duration("timeout", Duration.ofNanos(LoraSpreadFilter.DEFAULT_TIMEOUT_NANOS),
+                        Duration.ofMillis(1)).toNanos();
+                long cooldown = p.duration("cooldown", Duration.ofNanos(LoraSpreadFilter.DEFAULT_COOLDOWN_NANOS),
+                        Duration.ZERO).toNanos();
+                return new FilterPlugin(LORA_SPREAD_FILTER,
+                        c -> new LoraSpreadFilter(c.nanoClock(), overloadWaiting, timeout, cooldown));
+            }),
+            new PluginType(LORA_CAPACITY_FILTER, List.of(),
+                    p -> new FilterPlugin(LORA_CAPACITY_FILTER, c -> new LoraCapacityFilter())),
+            new PluginType(LORA_RESIDENCY_FILTER, List.of("maxReplicas", "queueThreshold", "kvCacheThreshold"), p -> {
+                int maxReplicas = p.integer("maxReplicas", 0, 0);
+                int queueThreshold = p.integer("queueThreshold", LoraResidencyFilter.DEFAULT_QUEUE_THRESHOLD, 0);
+                double kvCacheThreshold = p.number("kvCacheThreshold", LoraResidencyFilter.DEFAULT_KV_CACHE_THRESHOLD,
+                        0, 1);
+                return new FilterPlugin(LORA_RESIDENCY_FILTER,
+                        c -> new LoraResidencyFilter(maxReplicas, queueThreshold, kvCacheThreshold));
+            }),
+            new PluginType(MAX_SCORE_PICKER, List.of(),
+                    p -> new PickerPlugin(MAX_SCORE_PICKER, c -> new MaxScorePicker(c.random()))),
+            new PluginType(ROUND_ROBIN_PICKER, List.of(),
+                    p -> new PickerPlugin(ROUND_ROBIN_PICKER, c -> new RoundRobinPicker())),
+            new PluginType(OWN_PICKS_COUNTER, List.of(), p -> new OwnPicksCounter(OWN_PICKS_COUNTER))));
+
+    private PluginTypes() {
+    }
+
+    /** The type of that name, or null. */
+    public static PluginType find(String name) {
+        return TYPES.get(name);
+    }
+
+    public static List<String> names() {
+        return List.copyOf(TYPES.keySet());
+    }
+
+    /** The picker of a profile that names none, as in the gateway: highest total score, random ties. */
+    static PickerPlugin defaultPicker() {
+        return (PickerPlugin) TYPES.get(MAX_SCORE_PICKER).plugin(PluginParameters.NONE);
+    }
+
+    /**
+     * The scorer a weight override adds to a profile that lacks it: its type with every parameter at its default
+     * (the lora-residency scorer takes the overrides' scores when they give them).
+     */
+    public static Scorer defaultScorer(String scorerName, ProfileSettings settings) {
+        PluginType type = TYPES.get(scorerName + "-scorer");
+        if (type == null) {
+            List<String> known = new ArrayList<>();
+            for (PluginType t : TYPES.values()) {
+                if (t.plugin(PluginParameters.NONE) instanceof ScorerPlugin s) {
+                    known.add(s.scorerName());
+                }
+            }
+            throw new IllegalArgumentException("unknown scorer '" + scorerName + "'; known: " + String.join(", ", known));
+        }
+        ScorerPlugin plugin = (ScorerPlugin) type.plugin(PluginParameters.NONE);
+        return plugin.build().apply(new PluginContext(settings, null, null));
+    }
+
+    private static Map<String, PluginType> index(List<PluginType> types) {
+        Map<String, PluginType> byName = new LinkedHashMap<>();
+        for (PluginType type : types) {
+            if (byName.put(type.name(), type) != null) {
+                throw new IllegalStateException("two plugin types named " + type.name());
+            }
+        }
+        return byName;
+    }
+}
