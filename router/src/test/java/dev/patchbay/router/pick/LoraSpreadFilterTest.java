@@ -61,6 +61,26 @@ class LoraSpreadFilterTest {
     }
 
     @Test
+    void aDrainStartsOnlyOnceItHasBeenWantedForThePersistenceTime() {
+        LoraSpreadFilter patient = new LoraSpreadFilter(clock::get, 8, 60_000_000_000L, 30_000_000_000L, 2_000);
+        List<EndpointState> frozen = frozenPool();
+        patient.filter(PickRequest.adapter("hot"), frozen);
+        clock.set(1_999);
+        patient.filter(PickRequest.adapter("hot"), frozen);
+        assertThat(patient.drains()).as("wanted for 1.999 s of 2").isEmpty();
+        // The queues even out for a moment (a burst passed): the clock starts again.
+        List<EndpointState> even = List.of(busy(1, 2, Map.of("hot", 250, "a", 3, "b", 3)), frozen.get(1), frozen.get(2));
+        patient.filter(PickRequest.adapter("hot"), even);
+        clock.set(3_000);
+        patient.filter(PickRequest.adapter("hot"), frozen);
+        assertThat(patient.drains()).isEmpty();
+        clock.set(5_000);
+        patient.filter(PickRequest.adapter("hot"), frozen);
+        assertThat(patient.drains()).containsExactly(Map.entry(frozen.get(2).endpoint(), "a"));
+        assertThat(new LoraSpreadFilter(clock::get).persistenceNanos()).isEqualTo(LoraSpreadFilter.DEFAULT_PERSISTENCE_NANOS);
+    }
+
+    @Test
     void noDrainWhereTheQueueIsLongToo() {
         // Past the fleet's capacity: the holder has 400 waiting, the others 100 and 120, far fewer but not few.
         List<EndpointState> overloaded = List.of(
@@ -231,6 +251,8 @@ class LoraSpreadFilterTest {
         AtomicLong now = new AtomicLong();
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, ProfileSettings.DEFAULT, new Random(1), now::get);
         List<EndpointState> pool = frozenPool();
+        assertThat(picker.pick(PickRequest.adapter("hot"), pool).best().endpoint().port()).isEqualTo(1);
+        now.set(LoraSpreadFilter.DEFAULT_PERSISTENCE_NANOS); // the placement stayed frozen: the drain starts
         assertThat(picker.pick(PickRequest.adapter("hot"), pool).best().endpoint().port()).isEqualTo(1);
         // "a" has drained from port 3: its slot is idle, and the hot adapter's next request takes it.
         List<EndpointState> drained = List.of(pool.get(0), pool.get(1), state(3, EndpointMetrics.builder()

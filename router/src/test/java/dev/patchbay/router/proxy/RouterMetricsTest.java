@@ -34,7 +34,8 @@ class RouterMetricsTest {
 
     @Test
     void drainsStartedAndInProgressAreOnThePage() throws Exception {
-        LoraSpreadFilter spread = new LoraSpreadFilter(() -> 0L);
+        LoraSpreadFilter spread = new LoraSpreadFilter(() -> 0L, LoraSpreadFilter.DEFAULT_OVERLOAD_WAITING,
+                LoraSpreadFilter.DEFAULT_TIMEOUT_NANOS, LoraSpreadFilter.DEFAULT_COOLDOWN_NANOS);
         RouterMetrics metrics = new RouterMetrics();
         metrics.watch(spread);
         assertThat(page(metrics)).contains("patchbay_router_lora_drains_started_total 0.0")

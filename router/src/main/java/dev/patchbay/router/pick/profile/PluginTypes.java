@@ -84,14 +84,16 @@ public final class PluginTypes {
                 return new ScorerPlugin(LORA_LOAD_STATE_SCORER, LoraLoadStateScorer.NAME,
                         c -> new LoraLoadStateScorer(tiers));
             }),
-            new PluginType(LORA_SPREAD_FILTER, List.of("overloadWaiting", "timeout", "cooldown"), p -> {
+            new PluginType(LORA_SPREAD_FILTER, List.of("overloadWaiting", "timeout", "cooldown", "persistence"), p -> {
                 int overloadWaiting = p.integer("overloadWaiting", LoraSpreadFilter.DEFAULT_OVERLOAD_WAITING, 1);
                 long timeout = p.duration("timeout", Duration.ofNanos(LoraSpreadFilter.DEFAULT_TIMEOUT_NANOS),
                         Duration.ofMillis(1)).toNanos();
                 long cooldown = p.duration("cooldown", Duration.ofNanos(LoraSpreadFilter.DEFAULT_COOLDOWN_NANOS),
                         Duration.ZERO).toNanos();
+                long persistence = p.duration("persistence", Duration.ofNanos(LoraSpreadFilter.DEFAULT_PERSISTENCE_NANOS),
+                        Duration.ZERO).toNanos();
                 return new FilterPlugin(LORA_SPREAD_FILTER,
-                        c -> new LoraSpreadFilter(c.nanoClock(), overloadWaiting, timeout, cooldown));
+                        c -> new LoraSpreadFilter(c.nanoClock(), overloadWaiting, timeout, cooldown, persistence));
             }),
             new PluginType(LORA_CAPACITY_FILTER, List.of(),
                     p -> new FilterPlugin(LORA_CAPACITY_FILTER, c -> new LoraCapacityFilter())),
