@@ -245,7 +245,7 @@ public final class LoraSpreadFilter implements Filter {
             return;
         }
         long since = overloadedSince.computeIfAbsent(adapter, k -> now);
-        if (now - since < persistenceNanos) {
+        if (!p.rescue() && now - since < persistenceNanos) {
             return; // a burst passes by itself; a frozen placement does not
         }
         if (drains.putIfAbsent(p.endpoint(), p.drain()) == null) {
@@ -254,8 +254,11 @@ public final class LoraSpreadFilter implements Filter {
         }
     }
 
-    /** A drain to start on {@code endpoint}. */
-    private record Proposal(Endpoint endpoint, Drain drain) {
+    /**
+     * A drain to start on {@code endpoint}; {@code rescue} when the adapter is held nowhere and its requests are stuck:
+     * no burst explains that, so it starts at once.
+     */
+    private record Proposal(Endpoint endpoint, Drain drain, boolean rescue) {
     }
 
     private Proposal proposeDrain(String adapter, List<EndpointState> candidates, long now) {
@@ -321,7 +324,7 @@ public final class LoraSpreadFilter implements Filter {
                 best = victim;
             }
         }
-        return target == null ? null : new Proposal(target.endpoint(), new Drain(best.adapter(), adapter, now));
+        return target == null ? null : new Proposal(target.endpoint(), new Drain(best.adapter(), adapter, now), noHolder);
     }
 
     /** The adapter is in a slot there, or requests for it wait there with a slot to be had (it is loading). */

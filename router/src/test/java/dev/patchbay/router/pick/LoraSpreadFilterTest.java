@@ -81,6 +81,18 @@ class LoraSpreadFilterTest {
     }
 
     @Test
+    void aRescueOfAnAdapterHeldNowhereDoesNotWaitForThePersistenceTime() {
+        LoraSpreadFilter patient = new LoraSpreadFilter(clock::get, 8, 60_000_000_000L, 30_000_000_000L, 2_000);
+        EndpointState stuck = state(2, EndpointMetrics.builder().waitingRequests(5).slots(3, 3)
+                .resident("c", SLOT).adapterRunning("c", 60).resident("a", SLOT).adapterRunning("a", 9)
+                .resident("e", SLOT).adapterRunning("e", 4).adapterWaiting("lost", 5).build());
+        List<EndpointState> pool = List.of(busy(1, 0, Map.of("hot", 250, "a", 3, "b", 3)), stuck,
+                busy(3, 0, Map.of("f", 50, "g", 2, "h", 40)));
+        patient.filter(PickRequest.adapter("lost"), pool);
+        assertThat(patient.drains()).containsExactly(Map.entry(stuck.endpoint(), "a"));
+    }
+
+    @Test
     void noDrainWhereTheQueueIsLongToo() {
         // Past the fleet's capacity: the holder has 400 waiting, the others 100 and 120, far fewer but not few.
         List<EndpointState> overloaded = List.of(
