@@ -45,9 +45,4 @@ public final class SnapshotScrape {
         }
         return b.build();
     }
-
-    /** The view a routing policy reads: only {@code patchbay} understands the residency families. */
-    public static View viewFor(String policy) {
-        return policy.equals(dev.patchbay.router.pick.Profiles.PATCHBAY) ? View.RESIDENCY : View.LEGACY;
-    }
 }

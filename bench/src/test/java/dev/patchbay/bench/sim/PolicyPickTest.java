@@ -20,7 +20,7 @@ class PolicyPickTest {
     private static List<EndpointState> fleet(String policy, EngineSnapshot... replicas) {
         List<EndpointState> states = new ArrayList<>();
         for (int i = 0; i < replicas.length; i++) {
-            EndpointMetrics m = SnapshotScrape.read(replicas[i], SnapshotScrape.viewFor(policy));
+            EndpointMetrics m = SnapshotScrape.read(replicas[i], SnapshotScrape.View.RESIDENCY); // the whole page, as the simulator reads it
             states.add(new EndpointState(new Endpoint("replica-" + i, 8000), m));
         }
         return states;

@@ -84,7 +84,7 @@ public final class AdapterTiers {
      * unloaded is still loaded while requests admitted before the unload wait for it: they must get their answer.
      */
     public void requestLoad(RegisteredAdapter a) {
-        if (a.level != Level.NONE || a.pendingLoad != null || (a.unloading && !a.inFlight())) return;
+        if (a.level != Level.NONE || a.pendingLoad != null || a.drainedForUnload()) return;
         if (loading.size() >= maxConcurrentLoads) return;
         long start = clock.nanos();
         long readyAt = start + executor.modeledLoadNanos(a.spec());
@@ -151,7 +151,7 @@ public final class AdapterTiers {
                 onFailure.accept(a, cause);
                 continue;
             }
-            if (a.unloading && !a.inFlight()) {
+            if (a.drainedForUnload()) {
                 it.remove();
                 a.pendingLoad = null;
                 executor.release(loaded);

@@ -76,6 +76,11 @@ public final class RegisteredAdapter {
         return running + waiting > 0;
     }
 
+    /** Being unloaded and no request left for it: it may leave both tiers, and a load for it is not needed. */
+    public boolean drainedForUnload() {
+        return unloading && !inFlight();
+    }
+
     @Override
     public String toString() {
         return spec.name() + "#" + id;

@@ -429,7 +429,7 @@ public final class EngineCore {
         for (var it = unloads.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
             RegisteredAdapter a = e.getKey();
-            if (a.inFlight()) continue;
+            if (!a.drainedForUnload()) continue;
             tiers.remove(a);
             if (a.loading()) continue; // the load lands later and is discarded; wait for it
             draining.remove(a.name(), a);

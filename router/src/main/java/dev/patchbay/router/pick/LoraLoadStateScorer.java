@@ -77,7 +77,7 @@ public final class LoraLoadStateScorer implements Scorer {
             double s = tier(m, r) * scale;
             if (i == home && (r == null || !r.inSlot())) s += tiers.homeBonus();
             int slots = slots(m);
-            int used = slotsUsed(m);
+            int used = m.gpuSlotsUsed();
             if (slots > 0 && used < slots) s += tiers.headroomBonus() * (slots - used) / slots;
             scores[i] = s;
         }
@@ -86,7 +86,7 @@ public final class LoraLoadStateScorer implements Scorer {
 
     private double tier(EndpointMetrics m, AdapterResidency r) {
         if (r != null) return r.inSlot() ? tiers.gpuResident() : tiers.cpuResident();
-        if (slotsUsed(m) < slots(m)) return tiers.freeSlot();
+        if (m.gpuSlotsUsed() < slots(m)) return tiers.freeSlot();
         if (hasIdleSlotAdapter(m)) return tiers.evictable();
         return tiers.saturated();
     }
@@ -112,13 +112,6 @@ public final class LoraLoadStateScorer implements Scorer {
     /** {@code vllm:max_gpu_lora_adapters}, else the legacy gauge's {@code max_lora}. */
     static int slots(EndpointMetrics m) {
         return m.gpuSlots() > 0 ? m.gpuSlots() : m.maxLora();
-    }
-
-    static int slotsUsed(EndpointMetrics m) {
-        if (m.gpuSlots() > 0) return m.gpuSlotsUsed();
-        int used = 0;
-        for (AdapterResidency r : m.residency().values()) if (r.inSlot()) used++;
-        return used;
     }
 
     /** The candidate with the highest FNV-1a-64 hash of adapter, a zero byte and its address (unsigned), or -1. */

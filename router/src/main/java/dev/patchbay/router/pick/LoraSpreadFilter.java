@@ -306,11 +306,9 @@ public final class LoraSpreadFilter implements Filter {
                 // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
-            boolean muchLighter = holdersMinWaiting - m.waitingRequests() >= overloadWaiting
-                    || muchLessLoaded(m, holdersMinLoad);
-            if (m.waitingRequests() > MAX_TARGET_WAITING) {
-                muchLighter = false; // no room there either: the freed slot would only sit behind that queue
-            }
+            // A target with a long queue has no room either: the freed slot would only sit behind that queue.
+            boolean muchLighter = m.waitingRequests() <= MAX_TARGET_WAITING
+                    && (holdersMinWaiting - m.waitingRequests() >= overloadWaiting || muchLessLoaded(m, holdersMinLoad));
             if (noHolder ? m.adapterWaiting(adapter) == 0 : !muchLighter) {
                 continue; // stuck requests are served where they wait; otherwise only a much lighter endpoint helps
             }

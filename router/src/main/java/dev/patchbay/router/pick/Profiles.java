@@ -1,6 +1,5 @@
 package dev.patchbay.router.pick;
 
-import dev.patchbay.router.pick.profile.PluginTypes;
 import dev.patchbay.router.pick.profile.ProfileDefinition;
 import dev.patchbay.router.pick.profile.ProfileFile;
 
@@ -125,10 +124,5 @@ public final class Profiles {
     public static EndpointPicker create(String profile, ProfileSettings settings, RandomGenerator random,
                                         LongSupplier nanoClock) {
         return builtIn(profile).create(settings, random, nanoClock);
-    }
-
-    /** The scorer of that name, with its default parameters. */
-    public static Scorer scorer(String name, ProfileSettings settings) {
-        return PluginTypes.defaultScorer(name, settings);
     }
 }
