@@ -37,7 +37,7 @@ public final class LoraCapacityFilter implements Filter {
             if (p != LoraPlacement.ALL_SLOTS_BUSY) {
                 kept.add(state);
             }
-            if (p == LoraPlacement.IN_SLOT) {
+            if (p == LoraPlacement.IN_SLOT || p == LoraPlacement.LOADING) {
                 holders++;
                 holdersBacklogged &= state.metrics().waitingRequests() > SPILL_WAITING;
             }

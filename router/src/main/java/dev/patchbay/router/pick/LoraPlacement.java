@@ -10,6 +10,14 @@ import dev.patchbay.router.scrape.EndpointMetrics;
 public enum LoraPlacement {
     /** The adapter is in a batch slot. */
     IN_SLOT,
+    /**
+     * Requests for the adapter wait there and a slot can be had: it is being loaded (from storage or host memory),
+     * and a request sent now shares that load. Until the load lands nothing else on the page shows that the adapter
+     * is taking that server's slot, and another endpoint looking as good would get a second copy whose load evicts
+     * some other adapter's only one: in a pool with no slot to spare that starts a chain of evictions that need not
+     * end.
+     */
+    LOADING,
     /** The adapter is in host memory and a slot can be had (free, or held by an idle adapter). */
     IN_HOST,
     /** A batch slot is free; the adapter must be loaded. */
@@ -30,6 +38,9 @@ public enum LoraPlacement {
         }
         boolean freeSlot = m.gpuSlotsUsed() < m.gpuSlots();
         boolean idleSlot = !freeSlot && m.idleEvictableSlot();
+        if ((freeSlot || idleSlot) && m.adapterWaiting(adapter) > 0) {
+            return LOADING;
+        }
         if (here != null) {
             return freeSlot || idleSlot ? IN_HOST : ALL_SLOTS_BUSY;
         }

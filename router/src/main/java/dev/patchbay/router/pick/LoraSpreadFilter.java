@@ -275,7 +275,7 @@ public final class LoraSpreadFilter implements Filter {
                 return null; // without residency the idle slots are invisible; draining would be blind
             }
             LoraPlacement placement = LoraPlacement.of(m, adapter);
-            holder[i] = holds(m, adapter, placement);
+            holder[i] = holds(placement);
             if (holder[i]) {
                 holdersMinWaiting = Math.min(holdersMinWaiting, m.waitingRequests());
                 holdersMinLoad = Math.min(holdersMinLoad, load(m));
@@ -326,9 +326,8 @@ public final class LoraSpreadFilter implements Filter {
     }
 
     /** The adapter is in a slot there, or requests for it wait there with a slot to be had (it is loading). */
-    private static boolean holds(EndpointMetrics m, String adapter, LoraPlacement placement) {
-        return placement == LoraPlacement.IN_SLOT
-                || (m.adapterWaiting(adapter) > 0 && placement != LoraPlacement.ALL_SLOTS_BUSY);
+    private static boolean holds(LoraPlacement placement) {
+        return placement == LoraPlacement.IN_SLOT || placement == LoraPlacement.LOADING;
     }
 
     /** Requests queued there for another adapter without a slot would take the freed slot first. */

@@ -1,8 +1,8 @@
 package dev.patchbay.router.pick;
 
 /**
- * The lora-residency scorer's score for each {@link LoraPlacement}; the fleet benchmark tunes
- * these. They must keep the placement order (each at least the next one).
+ * The lora-residency scorer's score for each {@link LoraPlacement} (a load under way scores as in a
+ * slot); the fleet benchmark tunes these. They must keep the placement order (each at least the next one).
  */
 public record ResidencyScores(double inSlot, double inHost, double freeSlot, double idleSlot,
                               double allSlotsBusy) {
@@ -17,7 +17,7 @@ public record ResidencyScores(double inSlot, double inHost, double freeSlot, dou
 
     public double of(LoraPlacement placement) {
         return switch (placement) {
-            case IN_SLOT -> inSlot;
+            case IN_SLOT, LOADING -> inSlot; // a load under way is paid for already
             case IN_HOST -> inHost;
             case FREE_SLOT -> freeSlot;
             case IDLE_SLOT -> idleSlot;

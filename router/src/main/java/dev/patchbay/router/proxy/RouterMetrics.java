@@ -36,8 +36,8 @@ public final class RouterMetrics {
         picks = Counter.builder().name("patchbay_router_picks_total")
                 .help("Requests sent to each endpoint").labelNames("endpoint").register(registry);
         placements = Counter.builder().name("patchbay_router_adapter_placement_total")
-                .help("Where the chosen endpoint held the request's adapter when picked: in_slot, in_host, "
-                        + "neither (base_model for base-model requests)")
+                .help("Where the chosen endpoint held the request's adapter when picked: in_slot, loading "
+                        + "(requests for it wait there for its load), in_host, neither (base_model for base-model requests)")
                 .labelNames("placement").register(registry);
         scrapeFailures = Counter.builder().name("patchbay_router_scrape_failures_total")
                 .help("Failed metrics scrapes per endpoint").labelNames("endpoint").register(registry);
@@ -103,6 +103,7 @@ public final class RouterMetrics {
         LoraPlacement placement = request.baseModel() ? null : LoraPlacement.of(target.metrics(), request.model());
         String label = placement == null ? "base_model" : switch (placement) {
             case IN_SLOT -> "in_slot";
+            case LOADING -> "loading";
             case IN_HOST -> "in_host";
             default -> "neither";
         };

@@ -99,6 +99,30 @@ class EndpointPickerTest {
         }
     }
 
+    /**
+     * Every slot in the pool taken and each adapter in one: a second request for an adapter whose load is under way
+     * must join that load. A second copy on the lighter endpoint would evict the idle adapter there, its only copy,
+     * whose next request evicts another: the chain that kept a fleet of three at a slot hit ratio near 0.8.
+     */
+    @Test
+    void patchbayJoinsALoadUnderWayRatherThanEvictingAnotherAdaptersOnlyCopy() {
+        EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1));
+        EndpointState loading = state(1, EndpointMetrics.builder().waitingRequests(1).runningRequests(1).slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1).adapterWaiting("sql", 1).build());
+        EndpointState lighter = state(2, EndpointMetrics.builder().slots(2, 2)
+                .resident("c", AdapterResidency.IN_SLOT).resident("d", AdapterResidency.IN_SLOT).build());
+        assertThat(picker.pick(SQL, List.of(loading, lighter)).best().endpoint().port()).isEqualTo(1);
+
+        // The same within one scrape interval, from the router's own count of what it sent.
+        EndpointState twin = state(1, EndpointMetrics.builder().slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT).build());
+        EndpointState first = picker.pick(SQL, List.of(twin, lighter)).best();
+        EndpointState afterSend = new EndpointState(first.endpoint(), first.metrics().withRequestSent("sql"));
+        EndpointState other = first.endpoint().equals(twin.endpoint()) ? lighter : twin;
+        assertThat(picker.pick(SQL, List.of(other, afterSend)).best().endpoint()).isEqualTo(first.endpoint());
+    }
+
     @Test
     void gieLoraProfileReadsOnlyTheLegacyGauge() {
         EndpointPicker picker = Profiles.create(Profiles.GIE_LORA, new Random(3));

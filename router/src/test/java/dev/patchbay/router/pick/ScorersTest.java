@@ -198,6 +198,26 @@ class ScorersTest {
     }
 
     @Test
+    void anAdapterWaitingWhereASlotCanBeHadIsLoadingAndScoresAsInASlot() {
+        EndpointMetrics idleSlot = EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("sql", 1).build();
+        EndpointMetrics freeSlot = EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
+                .adapterWaiting("sql", 2).build();
+        EndpointMetrics inHost = EndpointMetrics.builder().slots(2, 2).resident("sql", AdapterResidency.IN_HOST)
+                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
+                .adapterWaiting("sql", 1).build();
+        // Waiting behind busy slots is not a load under way: the request waits for a slot to free.
+        EndpointMetrics stuck = EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterRunning("b", 1)
+                .adapterWaiting("sql", 1).build();
+        assertThat(List.of(idleSlot, freeSlot, inHost, stuck)).extracting(m -> LoraPlacement.of(m, "sql"))
+                .containsExactly(LoraPlacement.LOADING, LoraPlacement.LOADING, LoraPlacement.LOADING,
+                        LoraPlacement.ALL_SLOTS_BUSY);
+        assertThat(new LoraResidencyScorer().score(SQL, List.of(state(1, idleSlot), state(2, stuck))))
+                .containsExactly(ResidencyScores.DEFAULT.inSlot(), ResidencyScores.DEFAULT.allSlotsBusy());
+    }
+
+    @Test
     void pinnedIdleAdaptersAreNotCheapToEvict() {
         EndpointMetrics pinned = EndpointMetrics.builder().slots(1, 1)
                 .resident("a", new AdapterResidency(true, true, 8)).build();
