@@ -53,6 +53,27 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
     }
 
     public List<Row> run(PrintStream progress) throws InterruptedException {
+        return run(progress, List.of());
+    }
+
+    /** The same run and policy in an earlier sweep: a run is a pure function of these, so it need not run again. */
+    private static Row earlier(List<Row> earlier, String workload, double factor, String arrivals, long seed,
+                               String policy) {
+        for (Row r : earlier) {
+            if (r.workload().equals(workload) && r.factor() == factor && r.arrivals().equals(arrivals)
+                    && r.seed() == seed && r.result().policy().equals(policy)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Runs the sweep, taking from {@code earlier} (rows of an earlier sweep) every run it holds instead of simulating
+     * it again: the request stream and every policy's decisions follow from the seed, so a policy whose code has not
+     * changed gives the same row.
+     */
+    public List<Row> run(PrintStream progress, List<Row> earlier) throws InterruptedException {
         record Task(Target target, double factor, Arrivals arrivals, long seed) {}
         List<Task> tasks = new ArrayList<>();
         for (Target t : targets)
@@ -74,15 +95,18 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
                     List<Row> rows = new ArrayList<>();
                     try (FleetSimulator sim = new FleetSimulator(settings, scrapePath)) {
                         for (String policy : policies) {
-                            RunResult r = sim.run(policy, ProfileSettings.DEFAULT, trace, rate, task.seed(), f -> {});
+                            Row kept = earlier(earlier, settings.workload().name(), task.factor(),
+                                    task.arrivals().label(), task.seed(), policy);
+                            RunResult r = kept != null ? kept.result()
+                                    : sim.run(policy, ProfileSettings.DEFAULT, trace, rate, task.seed(), f -> {});
                             rows.add(new Row(settings.workload().name(), task.factor(), task.arrivals().label(),
                                     task.seed(), r));
                             int n = done.incrementAndGet();
                             synchronized (progress) {
-                                progress.printf(Locale.ROOT, "[%d/%d, %.0f s] %s x%s %s seed %d %s: TTFT p99 %s s, %d loads%n",
+                                progress.printf(Locale.ROOT, "[%d/%d, %.0f s] %s x%s %s seed %d %s: TTFT p99 %s s, %d loads%s%n",
                                         n, total, (System.nanoTime() - start) / 1e9, settings.workload().name(),
                                         Report.number(task.factor()), task.arrivals().label(), task.seed(), policy,
-                                        Report.seconds(r.ttftP99()), r.loadsFromStorage());
+                                        Report.seconds(r.ttftP99()), r.loadsFromStorage(), kept != null ? " (reused)" : "");
                             }
                         }
                     }

@@ -1,9 +1,12 @@
 package dev.patchbay.bench.sim;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.patchbay.router.DurationOption;
 import dev.patchbay.router.pick.Profiles;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,6 +54,10 @@ public final class SweepCommand implements Callable<Integer> {
     @Option(names = "--scrape-path", defaultValue = "snapshot",
             description = "text (render and parse every page) or snapshot (the same metrics, faster)") String scrapePath;
     @Option(names = "--out", defaultValue = "fleet-sweep-out", description = "directory for JSON and PNG files") Path out;
+    @Option(names = "--reuse", description = "an earlier sweep's fleet-sweep.json: its runs of policies not named by "
+            + "--rerun are taken as they are (a run follows from its seed), the rest are simulated") Path reuse;
+    @Option(names = "--rerun", split = ",", defaultValue = "patchbay",
+            description = "with --reuse, the policies whose code changed since that sweep") List<String> rerun;
 
     public static void main(String[] args) {
         System.setProperty("java.awt.headless", "true");
@@ -70,7 +77,9 @@ public final class SweepCommand implements Callable<Integer> {
         int runs = sweep.targets().size() * factors.size() * cvs.size() * seeds * policies.size();
         err.printf(Locale.ROOT, "sweep: %d runs of %s each on %d threads%n", runs, DurationOption.format(duration),
                 sweep.threads());
-        List<AcceptanceSweep.Row> rows = sweep.run(err);
+        List<AcceptanceSweep.Row> earlier = reuse == null ? List.of() : earlierRows(reuse, rerun);
+        if (reuse != null) err.printf(Locale.ROOT, "sweep: %d runs taken from %s%n", earlier.size(), reuse);
+        List<AcceptanceSweep.Row> rows = sweep.run(err, earlier);
         List<AcceptanceSweep.Point> points = sweep.judge(rows);
         System.out.print(sweep.markdown(points));
         AcceptanceSweep.Point worst = AcceptanceSweep.worst(points);
@@ -93,6 +102,20 @@ public final class SweepCommand implements Callable<Integer> {
         List<Path> charts = charts(sweep, points);
         err.println("wrote " + json + " and " + charts.size() + " charts in " + out);
         return 0;
+    }
+
+    /** The rows of an earlier sweep's JSON, without those of the policies to run again. */
+    static List<AcceptanceSweep.Row> earlierRows(Path json, List<String> rerun) throws IOException {
+        ObjectMapper mapper = new ObjectMapper()
+                .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+        JsonNode rows = mapper.readTree(json.toFile()).get("rows");
+        if (rows == null || !rows.isArray()) throw new IllegalArgumentException(json + " has no \"rows\" array");
+        List<AcceptanceSweep.Row> kept = new ArrayList<>();
+        for (JsonNode row : rows) {
+            AcceptanceSweep.Row r = mapper.treeToValue(row, AcceptanceSweep.Row.class);
+            if (!rerun.contains(r.result().policy())) kept.add(r);
+        }
+        return kept;
     }
 
     private List<Path> charts(AcceptanceSweep sweep, List<AcceptanceSweep.Point> points) throws java.io.IOException {

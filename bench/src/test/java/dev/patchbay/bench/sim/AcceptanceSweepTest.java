@@ -71,4 +71,26 @@ class AcceptanceSweepTest {
         assertThat(rows).allSatisfy(r -> assertThat(r.result().completed()).isEqualTo(r.result().requests()));
         assertThat(s.judge(rows)).hasSize(2);
     }
+
+    @Test
+    void aSweepReusesTheRunsOfAnEarlierOneAndRerunsTheRest() throws Exception {
+        AcceptanceSweep s = sweep(List.of(0.6), 1);
+        java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+        List<AcceptanceSweep.Row> first = s.run(quiet);
+        java.nio.file.Path json = java.nio.file.Files.createTempFile("fleet-sweep", ".json");
+        new com.fasterxml.jackson.databind.ObjectMapper().writeValue(json.toFile(), java.util.Map.of("rows", first));
+        List<AcceptanceSweep.Row> earlier = SweepCommand.earlierRows(json, List.of(Profiles.PATCHBAY));
+        assertThat(earlier).hasSize(first.size() - 1).noneMatch(r -> r.result().policy().equals(Profiles.PATCHBAY));
+
+        List<AcceptanceSweep.Row> second = s.run(quiet, earlier);
+        assertThat(second).hasSize(first.size());
+        for (int i = 0; i < first.size(); i++) {
+            RunResult a = first.get(i).result(), b = second.get(i).result();
+            assertThat(b.policy()).isEqualTo(a.policy());
+            // Reused runs come back as written; the rerun one is simulated again and, seeded, gives the same run.
+            assertThat(b).usingRecursiveComparison().ignoringFields("wallSeconds").isEqualTo(a);
+            if (!a.policy().equals(Profiles.PATCHBAY)) assertThat(b.wallSeconds()).isEqualTo(a.wallSeconds());
+        }
+        java.nio.file.Files.delete(json);
+    }
 }
