@@ -91,12 +91,19 @@ public final class LoraLoadStateScorer implements Scorer {
         return tiers.saturated();
     }
 
-    /** An unpinned adapter in a slot with no request in flight ({@code running_lora_adapters} of the legacy gauge). */
+    /**
+     * An unpinned adapter in a slot with no request in flight: named in neither label of the legacy gauge. A request
+     * waiting for its turn keeps its adapter's slot as surely as a running one.
+     */
     private static boolean hasIdleSlotAdapter(EndpointMetrics m) {
         for (Map.Entry<String, AdapterResidency> e : m.residency().entrySet()) {
-            if (e.getValue().inSlot() && !e.getValue().pinned() && !m.activeAdapters().contains(e.getKey())) return true;
+            if (e.getValue().inSlot() && !e.getValue().pinned() && !inFlight(m, e.getKey())) return true;
         }
         return false;
+    }
+
+    private static boolean inFlight(EndpointMetrics m, String adapter) {
+        return m.activeAdapters().contains(adapter) || m.waitingAdapters().contains(adapter);
     }
 
     private static double baseModelHeadroom(EndpointMetrics m) {
@@ -104,7 +111,7 @@ public final class LoraLoadStateScorer implements Scorer {
         if (slots <= 0) return 1.0;
         int busy = 0;
         for (Map.Entry<String, AdapterResidency> e : m.residency().entrySet()) {
-            if (e.getValue().inSlot() && m.activeAdapters().contains(e.getKey())) busy++;
+            if (e.getValue().inSlot() && inFlight(m, e.getKey())) busy++;
         }
         return Math.max(slots - busy, 0) / (double) slots;
     }

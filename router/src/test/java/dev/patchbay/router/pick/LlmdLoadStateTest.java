@@ -91,6 +91,18 @@ class LlmdLoadStateTest {
     }
 
     @Test
+    void anAdapterWithOnlyWaitingRequestsIsNotIdle() {
+        // Both slots taken; "b" has a request waiting for its turn, none running: its slot is not free to evict.
+        EndpointMetrics waitingOnly = EndpointMetrics.builder().maxLora(2).slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1).adapterWaiting("b", 1)
+                .activeAdapters(Set.of("a")).waitingAdapters(Set.of("b")).build();
+        List<EndpointState> states = List.of(state(1, waitingOnly));
+        assertThat(new LoraLoadStateScorer(NO_BONUS).score(SQL, states)).containsExactly(0.0);
+        assertThat(new LoraLoadStateScorer(NO_BONUS).score(PickRequest.baseModel("base"), states)).containsExactly(0.0);
+    }
+
+    @Test
     void tiersThatABonusCouldCrossAreRefused() {
         assertThatThrownBy(() -> new LoraLoadStateScorer.Tiers(1.0, 0.64, 0.6, 0.3, 0, 0.03, 0.03))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lift a tier");
