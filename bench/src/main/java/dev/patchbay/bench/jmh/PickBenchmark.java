@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Router pick latency: filters, scorers and the picker over a pool of endpoints whose metrics
- * name ~50 adapters, as the proxy runs it for each request (HTTP not included).
+ * name some of a catalog of {@code adapters}, as the proxy runs it for each request (HTTP not
+ * included).
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -38,12 +39,14 @@ import java.util.concurrent.TimeUnit;
 @Fork(1)
 @State(Scope.Benchmark)
 public class PickBenchmark {
-    private static final int ADAPTERS = 50;
     private static final int SLOTS = 8;
     private static final int HOST_CACHE = 24;
 
     @Param({"10", "100"})
     public int endpoints;
+
+    @Param({"50", "1000"})
+    public int adapters;
 
     @Param({Profiles.PATCHBAY, Profiles.GIE_LORA})
     public String profile;
@@ -59,16 +62,16 @@ public class PickBenchmark {
         picker = Profiles.create(profile, new Random(1));
         states = new ArrayList<>(endpoints);
         for (int e = 0; e < endpoints; e++) {
-            states.add(new EndpointState(new Endpoint("10.0.0." + (e % 250), 8000 + e), metrics(random)));
+            states.add(new EndpointState(new Endpoint("10.0.0." + (e % 250), 8000 + e), metrics(random, adapters)));
         }
         requests = new PickRequest[1024];
         for (int i = 0; i < requests.length; i++) {
-            requests[i] = PickRequest.adapter("adapter-" + random.nextInt(ADAPTERS));
+            requests[i] = PickRequest.adapter("adapter-" + random.nextInt(adapters));
         }
     }
 
     /** A server with some adapters in slots (some busy), more in host memory, and a legacy gauge. */
-    private static EndpointMetrics metrics(Random random) {
+    private static EndpointMetrics metrics(Random random, int adapters) {
         EndpointMetrics.Builder m = EndpointMetrics.builder()
                 .modelName("base")
                 .waitingRequests(random.nextInt(20))
@@ -80,7 +83,7 @@ public class PickBenchmark {
         Set<String> waiting = new HashSet<>();
         int inSlots = 0;
         while (resident.size() < HOST_CACHE) {
-            String adapter = "adapter-" + random.nextInt(ADAPTERS);
+            String adapter = "adapter-" + random.nextInt(adapters);
             if (!resident.add(adapter)) {
                 continue;
             }
