@@ -40,12 +40,18 @@ public final class LoraBridgeScorer implements Scorer {
         for (int i = 0; i < n; i++) {
             parent[i] = i;
         }
-        // Adapters as small ints (AdapterIds, assigned at scrape time): a pick here is array work, no hashing.
-        int wanted = AdapterIds.find(request.model());
+        // Adapters as small ints (the pool's AdapterIds, assigned at scrape time): a pick here is array work.
+        AdapterIds table = candidates.getFirst().metrics().placements().table();
+        for (EndpointState c : candidates) {
+            if (c.metrics().placements().table() != table) {
+                throw new IllegalArgumentException("candidates from different endpoint pools (adapter id tables)");
+            }
+        }
+        int wanted = table.find(request.model());
         if (wanted < 0) {
             return scores; // no scrape has named it: no endpoint holds it
         }
-        int[] firstHolder = new int[Math.max(AdapterIds.bound(), wanted + 1)];
+        int[] firstHolder = new int[Math.max(table.bound(), wanted + 1)];
         Arrays.fill(firstHolder, -1);
         boolean[] holds = new boolean[n];
         for (int i = 0; i < n; i++) {

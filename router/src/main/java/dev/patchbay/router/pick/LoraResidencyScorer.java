@@ -1,5 +1,7 @@
 package dev.patchbay.router.pick;
 
+import dev.patchbay.router.scrape.LoraPlacement;
+
 import java.util.List;
 
 /** Patchbay's LoRA scorer: prefers the endpoint that can start the adapter soonest. */

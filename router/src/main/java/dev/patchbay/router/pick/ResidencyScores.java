@@ -1,5 +1,7 @@
 package dev.patchbay.router.pick;
 
+import dev.patchbay.router.scrape.LoraPlacement;
+
 /**
  * The lora-residency scorer's score for each {@link LoraPlacement} (a load under way scores as in a
  * slot); the fleet benchmark tunes these. They must keep the placement order (each at least the next one).

@@ -3,6 +3,7 @@ package dev.patchbay.router.pool;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.prom.MalformedPageException;
+import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.EndpointMetricsReader;
 
@@ -128,6 +129,8 @@ public final class EndpointPool implements AutoCloseable {
     private final Consumer<Endpoint> onScrapeFailure;
     private final LongSupplier nanoClock;
     private final ExecutorService scrapes = Executors.newVirtualThreadPerTaskExecutor();
+    /** This pool's adapter ids: every scrape's metrics are re-keyed to it, so its picks compare like with like. */
+    private final AdapterIds adapterIds = new AdapterIds();
     private volatile Map<Endpoint, Slot> slots = Map.of();
     private volatile List<Endpoint> order = List.of();
     private volatile boolean running;
@@ -239,7 +242,7 @@ public final class EndpointPool implements AutoCloseable {
         Endpoint endpoint = slot.status.get().endpoint();
         long started = nanoClock.getAsLong();
         try {
-            EndpointMetrics metrics = metricsSource.read(endpoint);
+            EndpointMetrics metrics = metricsSource.read(endpoint).inTable(adapterIds);
             slot.scraped(metrics, started, nanoClock.getAsLong());
         } catch (IOException | MalformedPageException | RuntimeException e) {
             slot.fail(e instanceof MalformedPageException ? "malformed page: " + e.getMessage() : e.toString());

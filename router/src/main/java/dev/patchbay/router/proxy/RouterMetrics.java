@@ -1,8 +1,9 @@
 package dev.patchbay.router.proxy;
 
+import dev.patchbay.router.scrape.LoraPlacement;
+
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
-import dev.patchbay.router.pick.LoraPlacement;
 import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;

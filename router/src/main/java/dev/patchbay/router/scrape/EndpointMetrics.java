@@ -28,6 +28,8 @@ import java.util.Set;
  * @param slotAdapters       derived, recomputed here whatever is passed: the adapters in slots, and whether one
  *                           of them is unpinned with no request running or waiting (a cheap eviction); computed
  *                           once per scrape, not per pick, since every pick asks
+ * @param placements         derived, recomputed here: every adapter's {@link LoraPlacement}, by id in the
+ *                           {@link AdapterIds} table the passed value names (its pool's); only that table is read
  */
 public record EndpointMetrics(
         String modelName,
@@ -43,7 +45,8 @@ public record EndpointMetrics(
         Map<String, AdapterResidency> residency,
         int gpuSlots,
         int gpuSlotsUsed,
-        SlotAdapters slotAdapters) {
+        SlotAdapters slotAdapters,
+        Placements placements) {
 
     /** An idle server that reported nothing about LoRA. */
     public static final EndpointMetrics EMPTY = builder().build();
@@ -67,16 +70,87 @@ public record EndpointMetrics(
                 idleEvictable = true;
             }
         }
+        AdapterIds table = placements == null ? AdapterIds.UNPOOLED : placements.table();
         int[] ids = new int[inSlots.size()];
         for (int i = 0; i < ids.length; i++) {
-            ids[i] = AdapterIds.of(inSlots.get(i));
+            ids[i] = table.of(inSlots.get(i));
         }
         slotAdapters = new SlotAdapters(List.copyOf(inSlots), idleEvictable, ids);
+        placements = hasResidencyFamilies
+                ? Placements.compute(table, residency, adapterWaiting, gpuSlotsUsed < gpuSlots, idleEvictable)
+                : Placements.in(table);
+    }
+
+    /**
+     * Every adapter's placement here, computed once when the metrics are read: a pick asks it of every candidate
+     * several times (filters and scorers), and a lookup by id is cheaper than working it out from the maps.
+     * {@code byId} holds the adapters this server names (resident or waiting), {@code unnamed} every other one.
+     */
+    public record Placements(AdapterIds table, LoraPlacement[] byId, LoraPlacement unnamed) {
+        private static final LoraPlacement[] NONE = new LoraPlacement[0];
+
+        /** No placements yet: names the table the metrics are to use. */
+        public static Placements in(AdapterIds table) {
+            return new Placements(table, NONE, LoraPlacement.FREE_SLOT);
+        }
+
+        static Placements compute(AdapterIds table, Map<String, AdapterResidency> residency,
+                                  Map<String, Integer> waiting, boolean freeSlot, boolean idleSlot) {
+            Set<String> named = new HashSet<>(residency.keySet());
+            named.addAll(waiting.keySet());
+            int[] ids = new int[named.size()];
+            LoraPlacement[] placements = new LoraPlacement[ids.length];
+            int bound = 0, i = 0;
+            for (String adapter : named) {
+                ids[i] = table.of(adapter);
+                placements[i++] = LoraPlacement.fromResidency(residency.get(adapter), waiting.getOrDefault(adapter, 0),
+                        freeSlot, idleSlot);
+                bound = Math.max(bound, ids[i - 1] + 1);
+            }
+            LoraPlacement unnamed = LoraPlacement.fromResidency(null, 0, freeSlot, idleSlot);
+            LoraPlacement[] byId = new LoraPlacement[bound];
+            java.util.Arrays.fill(byId, unnamed);
+            for (int k = 0; k < ids.length; k++) {
+                byId[ids[k]] = placements[k];
+            }
+            return new Placements(table, byId, unnamed);
+        }
+
+        public LoraPlacement of(String adapter) {
+            int id = table.find(adapter);
+            return id >= 0 && id < byId.length ? byId[id] : unnamed;
+        }
+
+        // Derived from the metrics' other fields: equal metrics in the same table have equal placements.
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Placements other && table == other.table;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(table);
+        }
+
+        @Override
+        public String toString() {
+            return "Placements" + (unnamed == null ? "" : " (others " + unnamed + ")");
+        }
+    }
+
+    /** These metrics with their ids and placements in {@code table}: a pool's own. */
+    public EndpointMetrics inTable(AdapterIds table) {
+        if (placements.table() == table) {
+            return this;
+        }
+        return new EndpointMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage, activeAdapters,
+                waitingAdapters, maxLora, hasResidencyFamilies, adapterRunning, adapterWaiting, residency, gpuSlots,
+                gpuSlotsUsed, SlotAdapters.NONE, Placements.in(table));
     }
 
     /**
      * The adapters in batch slots, and whether one of them can be evicted cheaply (unpinned and idle). {@code ids}
-     * are the names' {@link AdapterIds}, in the same order.
+     * are the names' ids in the metrics' {@link AdapterIds} table, in the same order.
      */
     public record SlotAdapters(List<String> names, boolean idleEvictable, int[] ids) {
         static final SlotAdapters NONE = new SlotAdapters(List.of(), false, new int[0]);
@@ -164,7 +238,7 @@ public record EndpointMetrics(
         return new EndpointMetrics(modelName, waitingRequests + (running ? 0 : 1), runningRequests + (running ? 1 : 0),
                 kvCacheUsage, running ? names : activeAdapters, running ? waitingAdapters : names, maxLora,
                 hasResidencyFamilies, running ? counts : adapterRunning, running ? adapterWaiting : counts, resident,
-                gpuSlots, slotsUsed, SlotAdapters.NONE);
+                gpuSlots, slotsUsed, SlotAdapters.NONE, Placements.in(placements.table()));
     }
 
     public static Builder builder() {
@@ -186,7 +260,10 @@ public record EndpointMetrics(
         private final Map<String, AdapterResidency> residency = new HashMap<>();
         private int gpuSlots;
         private int gpuSlotsUsed;
+        private AdapterIds table = AdapterIds.UNPOOLED;
 
+        /** The id table of the pool these metrics are for ({@link AdapterIds#UNPOOLED} by default). */
+        public Builder ids(AdapterIds ids) { table = ids; return this; }
         public Builder modelName(String name) { modelName = name; return this; }
         public Builder waitingRequests(int n) { waitingRequests = n; return this; }
         public Builder runningRequests(int n) { runningRequests = n; return this; }
@@ -226,7 +303,8 @@ public record EndpointMetrics(
         public EndpointMetrics build() {
             return new EndpointMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage,
                     activeAdapters, waitingAdapters, maxLora, hasResidencyFamilies,
-                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed, SlotAdapters.NONE);
+                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed, SlotAdapters.NONE,
+                    Placements.in(table));
         }
     }
 }

@@ -1,7 +1,5 @@
-package dev.patchbay.router.pick;
+package dev.patchbay.router.scrape;
 
-import dev.patchbay.router.scrape.AdapterResidency;
-import dev.patchbay.router.scrape.EndpointMetrics;
 
 /**
  * How cheaply an endpoint can start serving an adapter, best first. Computed from Patchbay's
@@ -27,18 +25,20 @@ public enum LoraPlacement {
     /** Every slot is busy with other adapters' requests: the request must wait for one. */
     ALL_SLOTS_BUSY;
 
+    /** Looked up in the placements the metrics computed when they were read ({@link EndpointMetrics#placements}). */
     public static LoraPlacement of(EndpointMetrics m, String adapter) {
-        return m.hasResidencyFamilies() ? fromResidency(m, adapter) : fromLegacy(m, adapter);
+        return m.hasResidencyFamilies() ? m.placements().of(adapter) : fromLegacy(m, adapter);
     }
 
-    private static LoraPlacement fromResidency(EndpointMetrics m, String adapter) {
-        AdapterResidency here = m.residency().get(adapter);
+    /**
+     * From the residency families: where the adapter is ({@code here}, null when not resident), how many of its
+     * requests wait, and whether a slot is free or held by an idle unpinned adapter.
+     */
+    static LoraPlacement fromResidency(AdapterResidency here, int waiting, boolean freeSlot, boolean idleSlot) {
         if (here != null && here.inSlot()) {
             return IN_SLOT;
         }
-        boolean freeSlot = m.gpuSlotsUsed() < m.gpuSlots();
-        boolean idleSlot = !freeSlot && m.idleEvictableSlot();
-        if ((freeSlot || idleSlot) && m.adapterWaiting(adapter) > 0) {
+        if ((freeSlot || idleSlot) && waiting > 0) {
             return LOADING;
         }
         if (here != null) {

@@ -1,5 +1,7 @@
 package dev.patchbay.router.pick;
 
+import dev.patchbay.router.scrape.LoraPlacement;
+
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import org.junit.jupiter.api.Test;

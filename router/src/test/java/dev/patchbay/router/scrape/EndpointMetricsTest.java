@@ -2,6 +2,7 @@ package dev.patchbay.router.scrape;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,7 +45,7 @@ class EndpointMetricsTest {
         int[] ids = m.slotAdapters().ids();
         assertThat(ids).hasSize(2);
         for (int i = 0; i < ids.length; i++) {
-            assertThat(ids[i]).isEqualTo(AdapterIds.of(m.slotAdapters().names().get(i)));
+            assertThat(ids[i]).isEqualTo(AdapterIds.UNPOOLED.of(m.slotAdapters().names().get(i)));
         }
         // A sent request that takes a free slot shows in the slot adapters at once.
         assertThat(m.withRequestSent("c").slotAdapters().names()).containsExactlyInAnyOrder("a", "b", "c");
@@ -54,6 +55,7 @@ class EndpointMetricsTest {
     @Test
     void adapterIdsAreStableAndDistinctUnderConcurrentFirstSightings() throws Exception {
         int threads = 8;
+        AdapterIds table = new AdapterIds();
         java.util.List<String> names = java.util.stream.IntStream.range(0, 500).mapToObj(i -> "ids-test-" + i).toList();
         var pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
         var start = new java.util.concurrent.CountDownLatch(1);
@@ -61,7 +63,7 @@ class EndpointMetricsTest {
         for (int t = 0; t < threads; t++) {
             seen.add(pool.submit(() -> {
                 start.await();
-                return names.stream().mapToInt(AdapterIds::of).toArray();
+                return names.stream().mapToInt(table::of).toArray();
             }));
         }
         start.countDown();
@@ -71,11 +73,36 @@ class EndpointMetricsTest {
         }
         pool.shutdown();
         assertThat(java.util.Arrays.stream(first).distinct().count()).isEqualTo(names.size());
-        assertThat(java.util.Arrays.stream(first).max().orElseThrow()).isLessThan(AdapterIds.bound());
-        int bound = AdapterIds.bound();
-        assertThat(AdapterIds.find("ids-test-never-scraped")).as("a name only asked for gets no id").isEqualTo(-1);
-        assertThat(AdapterIds.bound()).isEqualTo(bound);
-        assertThat(AdapterIds.find("ids-test-7")).isEqualTo(first[7]);
+        assertThat(table.bound()).isEqualTo(names.size());
+        assertThat(table.find("ids-test-never-scraped")).as("a name only asked for gets no id").isEqualTo(-1);
+        assertThat(table.bound()).isEqualTo(names.size());
+        assertThat(table.find("ids-test-7")).isEqualTo(first[7]);
+    }
+
+    @Test
+    void eachPoolKeysItsMetricsInItsOwnTable() {
+        AdapterIds pool = new AdapterIds();
+        EndpointMetrics read = EndpointMetrics.builder().slots(2, 2).resident("x", SLOT).resident("y", SLOT)
+                .adapterRunning("x", 1).resident("h", HOST).adapterWaiting("w", 1).build();
+        EndpointMetrics keyed = read.inTable(pool);
+        assertThat(keyed).isNotEqualTo(read).isEqualTo(EndpointMetrics.builder().ids(pool).slots(2, 2)
+                .resident("x", SLOT).resident("y", SLOT).adapterRunning("x", 1).resident("h", HOST)
+                .adapterWaiting("w", 1).build());
+        assertThat(keyed.inTable(pool)).isSameAs(keyed);
+        assertThat(pool.bound()).as("every named adapter, no other").isEqualTo(4);
+        for (int i = 0; i < keyed.slotAdapters().ids().length; i++) {
+            assertThat(keyed.slotAdapters().ids()[i]).isEqualTo(pool.find(keyed.slotAdapters().names().get(i)));
+        }
+        // The placements computed once per scrape, the same in either table; own requests keep the table.
+        for (String a : List.of("x", "y", "h", "w", "never-named")) {
+            assertThat(LoraPlacement.of(keyed, a)).as(a).isEqualTo(LoraPlacement.of(read, a));
+        }
+        assertThat(LoraPlacement.of(keyed, "x")).isEqualTo(LoraPlacement.IN_SLOT);
+        assertThat(LoraPlacement.of(keyed, "w")).isEqualTo(LoraPlacement.LOADING);
+        assertThat(LoraPlacement.of(keyed, "h")).isEqualTo(LoraPlacement.IN_HOST);
+        assertThat(LoraPlacement.of(keyed, "never-named")).isEqualTo(LoraPlacement.IDLE_SLOT);
+        assertThat(keyed.withRequestSent("x").placements().table()).isSameAs(pool);
+        assertThat(pool.find("never-named")).isEqualTo(-1);
     }
 
     @Test
