@@ -57,7 +57,7 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
     }
 
     /** The same run and policy in an earlier sweep: a run is a pure function of these, so it need not run again. */
-    private static Row earlier(List<Row> earlier, String workload, double factor, String arrivals, long seed,
+    private static Row reusable(List<Row> earlier, String workload, double factor, String arrivals, long seed,
                                String policy) {
         for (Row r : earlier) {
             if (r.workload().equals(workload) && r.factor() == factor && r.arrivals().equals(arrivals)
@@ -95,7 +95,7 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
                     List<Row> rows = new ArrayList<>();
                     try (FleetSimulator sim = new FleetSimulator(settings, scrapePath)) {
                         for (String policy : policies) {
-                            Row kept = earlier(earlier, settings.workload().name(), task.factor(),
+                            Row kept = reusable(earlier, settings.workload().name(), task.factor(),
                                     task.arrivals().label(), task.seed(), policy);
                             RunResult r = kept != null ? kept.result()
                                     : sim.run(policy, ProfileSettings.DEFAULT, trace, rate, task.seed(), f -> {});

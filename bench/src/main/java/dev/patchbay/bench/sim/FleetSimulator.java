@@ -145,7 +145,7 @@ public final class FleetSimulator implements AutoCloseable {
             sentTo = new int[replicas.size()];
             EndpointPool.MetricsSource source = switch (scrapePath) {
                 case TEXT -> EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
-                case SNAPSHOT -> endpoint -> byEndpoint.get(endpoint).scrapedMetrics();
+                case SNAPSHOT -> (endpoint, ids) -> byEndpoint.get(endpoint).scrapedMetrics(ids);
             };
             List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
             pool = new EndpointPool(EndpointSource.of(endpoints), source, Duration.ofNanos(settings.scrapeNanos()),

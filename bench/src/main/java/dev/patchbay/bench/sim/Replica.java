@@ -4,6 +4,7 @@ import dev.patchbay.engine.sched.EngineCore;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.metrics.EngineMetrics;
 import dev.patchbay.metrics.MetricsOptions;
+import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.MetricFamilies;
 import java.nio.charset.StandardCharsets;
@@ -46,10 +47,10 @@ final class Replica {
      * What a scrape of this replica's page would give the router as of now, built from the engine's snapshot (the
      * shortcut {@link SnapshotScrape}); rebuilt only when the engine published a new snapshot.
      */
-    EndpointMetrics scrapedMetrics() {
+    EndpointMetrics scrapedMetrics(AdapterIds ids) {
         var snapshot = core.snapshot();
         if (snapshot.sequence() != scrapedSequence || scraped == null) {
-            scraped = SnapshotScrape.read(snapshot, SnapshotScrape.View.RESIDENCY);
+            scraped = SnapshotScrape.read(snapshot, SnapshotScrape.View.RESIDENCY, ids);
             scrapedSequence = snapshot.sequence();
         }
         return scraped;

@@ -3,6 +3,7 @@ package dev.patchbay.bench.sim;
 import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.engine.stats.LoraState;
+import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import java.util.HashSet;
@@ -23,7 +24,13 @@ public final class SnapshotScrape {
     private SnapshotScrape() {}
 
     public static EndpointMetrics read(EngineSnapshot s, View view) {
+        return read(s, view, AdapterIds.UNPOOLED);
+    }
+
+    /** The same, its adapter ids in {@code ids} (the simulated router's pool table). */
+    public static EndpointMetrics read(EngineSnapshot s, View view, AdapterIds ids) {
         EndpointMetrics.Builder b = EndpointMetrics.builder()
+                .ids(ids)
                 .modelName(s.modelName())
                 .waitingRequests(s.numWaiting())
                 .runningRequests(s.numRunning())

@@ -110,16 +110,18 @@ public final class EndpointPool implements AutoCloseable {
     /**
      * Reads an endpoint's metrics. The router fetches and parses its page ({@link #pages}); the fleet simulator may
      * build them straight from an engine snapshot, a shortcut its tests prove equal to rendering and parsing.
+     * {@code ids} is the pool's adapter id table, for the metrics to be built in.
      */
     @FunctionalInterface
     public interface MetricsSource {
-        EndpointMetrics read(Endpoint endpoint) throws IOException, InterruptedException, MalformedPageException;
+        EndpointMetrics read(Endpoint endpoint, AdapterIds ids)
+                throws IOException, InterruptedException, MalformedPageException;
     }
 
     /** Fetches each page with {@code fetcher} and parses it as the router does. */
     public static MetricsSource pages(Fetcher fetcher) {
         EndpointMetricsReader reader = new EndpointMetricsReader();
-        return endpoint -> reader.read(fetcher.fetch(endpoint));
+        return (endpoint, ids) -> reader.read(fetcher.fetch(endpoint), ids);
     }
 
     private final EndpointSource source;
@@ -242,7 +244,8 @@ public final class EndpointPool implements AutoCloseable {
         Endpoint endpoint = slot.status.get().endpoint();
         long started = nanoClock.getAsLong();
         try {
-            EndpointMetrics metrics = metricsSource.read(endpoint).inTable(adapterIds);
+            // (a source that built them in another table is re-keyed; one that used the pool's costs nothing here)
+            EndpointMetrics metrics = metricsSource.read(endpoint, adapterIds).inTable(adapterIds);
             slot.scraped(metrics, started, nanoClock.getAsLong());
         } catch (IOException | MalformedPageException | RuntimeException e) {
             slot.fail(e instanceof MalformedPageException ? "malformed page: " + e.getMessage() : e.toString());

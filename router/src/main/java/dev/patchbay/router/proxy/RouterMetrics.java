@@ -1,13 +1,12 @@
 package dev.patchbay.router.proxy;
 
-import dev.patchbay.router.scrape.LoraPlacement;
-
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
+import dev.patchbay.router.scrape.LoraPlacement;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;

@@ -102,10 +102,11 @@ public record EndpointMetrics(
             LoraPlacement[] placements = new LoraPlacement[ids.length];
             int bound = 0, i = 0;
             for (String adapter : named) {
-                ids[i] = table.of(adapter);
+                int id = table.of(adapter);
+                ids[i] = id;
                 placements[i++] = LoraPlacement.fromResidency(residency.get(adapter), waiting.getOrDefault(adapter, 0),
                         freeSlot, idleSlot);
-                bound = Math.max(bound, ids[i - 1] + 1);
+                bound = Math.max(bound, id + 1);
             }
             LoraPlacement unnamed = LoraPlacement.fromResidency(null, 0, freeSlot, idleSlot);
             LoraPlacement[] byId = new LoraPlacement[bound];

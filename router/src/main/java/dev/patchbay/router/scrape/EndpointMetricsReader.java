@@ -16,11 +16,21 @@ public final class EndpointMetricsReader {
     private final PrometheusTextParser parser = new PrometheusTextParser(MetricFamilies.ALL_SET::contains);
 
     public EndpointMetrics read(String page) throws MalformedPageException {
-        return read(parser.parse(page));
+        return read(page, AdapterIds.UNPOOLED);
+    }
+
+    /** The page's metrics, their adapter ids in {@code ids} (a pool's table). */
+    public EndpointMetrics read(String page, AdapterIds ids) throws MalformedPageException {
+        return read(parser.parse(page), ids);
     }
 
     public EndpointMetrics read(MetricsPage page) {
+        return read(page, AdapterIds.UNPOOLED);
+    }
+
+    public EndpointMetrics read(MetricsPage page, AdapterIds ids) {
         EndpointMetrics.Builder out = EndpointMetrics.builder()
+                .ids(ids)
                 .modelName(modelName(page))
                 .waitingRequests(sumAsInt(page.samples(MetricFamilies.WAITING)))
                 .runningRequests(sumAsInt(page.samples(MetricFamilies.RUNNING)))

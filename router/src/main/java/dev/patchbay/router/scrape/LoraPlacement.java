@@ -1,6 +1,5 @@
 package dev.patchbay.router.scrape;
 
-
 /**
  * How cheaply an endpoint can start serving an adapter, best first. Computed from Patchbay's
  * residency families when present, else approximated from the legacy activity gauge.

@@ -1,9 +1,8 @@
 package dev.patchbay.router.pick;
 
-import dev.patchbay.router.scrape.LoraPlacement;
-
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
+import dev.patchbay.router.scrape.LoraPlacement;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

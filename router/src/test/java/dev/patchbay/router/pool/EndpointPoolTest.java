@@ -2,6 +2,7 @@ package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.testkit.Await;
 import org.junit.jupiter.api.Test;
@@ -67,6 +68,27 @@ class EndpointPoolTest {
             afterReturn.finished();
             pool.sent(new Endpoint("127.0.0.1", 1), null, 10, false).finished(); // not in the pool: counted nowhere
             assertThat(pool.promptTokensInFlight(new Endpoint("127.0.0.1", 1))).isZero();
+        }
+    }
+
+    @Test
+    void eachPoolReadsPagesInItsOwnAdapterIdTable() {
+        String page = "vllm:max_gpu_lora_adapters{model_name=\"m\"} 2\n"
+                + "vllm:lora_adapter_loaded{model_name=\"m\",adapter_name=\"only-in-pool-test\",level=\"gpu\",pinned=\"false\",rank=\"8\"} 1\n";
+        List<Endpoint> list = endpoints(1);
+        try (EndpointPool first = new EndpointPool(EndpointSource.of(list), EndpointPool.pages(e -> page),
+                Duration.ofHours(1), Duration.ofHours(1), e -> { }, () -> 0);
+             EndpointPool second = new EndpointPool(EndpointSource.of(list), EndpointPool.pages(e -> page),
+                     Duration.ofHours(1), Duration.ofHours(1), e -> { }, () -> 0)) {
+            first.scrapeNow();
+            second.scrapeNow();
+            EndpointMetrics a = first.readyStates().getFirst().metrics();
+            EndpointMetrics b = second.readyStates().getFirst().metrics();
+            assertThat(a.slotAdapters().names()).containsExactly("only-in-pool-test");
+            assertThat(a.placements().table()).isNotSameAs(b.placements().table())
+                    .isNotSameAs(AdapterIds.UNPOOLED);
+            assertThat(a.placements().table().find("only-in-pool-test")).isZero();
+            assertThat(AdapterIds.UNPOOLED.find("only-in-pool-test")).as("the process-wide table does not grow").isEqualTo(-1);
         }
     }
 
