@@ -39,7 +39,7 @@ public final class LoraCapacityFilter implements Filter {
             if (p != LoraPlacement.ALL_SLOTS_BUSY) {
                 kept.add(state);
             }
-            if (p == LoraPlacement.IN_SLOT || p == LoraPlacement.LOADING) {
+            if (p == LoraPlacement.IN_SLOT || p == LoraPlacement.LOADING || p == LoraPlacement.QUEUED) {
                 holders++;
                 holdersBacklogged &= state.metrics().waitingRequests() > SPILL_WAITING;
             }

@@ -202,7 +202,8 @@ public final class LoraSpreadFilter implements Filter {
 
     private static boolean hasRoom(EndpointMetrics m, Drain drain) {
         LoraPlacement placement = LoraPlacement.of(m, drain.forAdapter());
-        return placement != LoraPlacement.ALL_SLOTS_BUSY && placement != LoraPlacement.IN_SLOT;
+        return placement != LoraPlacement.ALL_SLOTS_BUSY && placement != LoraPlacement.QUEUED
+                && placement != LoraPlacement.IN_SLOT;
     }
 
     private void endFinishedDrains(List<EndpointState> candidates, long now) {
@@ -280,7 +281,7 @@ public final class LoraSpreadFilter implements Filter {
             if (holder[i]) {
                 holdersMinWaiting = Math.min(holdersMinWaiting, m.waitingRequests());
                 holdersMinLoad = Math.min(holdersMinLoad, load(m));
-            } else if (placement != LoraPlacement.ALL_SLOTS_BUSY) {
+            } else if (placement != LoraPlacement.ALL_SLOTS_BUSY && placement != LoraPlacement.QUEUED) {
                 return null; // some endpoint has room already
             } else if (m.adapterWaiting(adapter) > 0) {
                 stuckSomewhere = true;

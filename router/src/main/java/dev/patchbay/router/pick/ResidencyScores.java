@@ -3,8 +3,8 @@ package dev.patchbay.router.pick;
 import dev.patchbay.router.scrape.LoraPlacement;
 
 /**
- * The lora-residency scorer's score for each {@link LoraPlacement} (a load under way scores as in a
- * slot); the fleet benchmark tunes these. They must keep the placement order (each at least the next one).
+ * The lora-residency scorer's score for each {@link LoraPlacement} (a load under way or queued scores
+ * as in a slot); the fleet benchmark tunes these. They must keep the placement order (each at least the next one).
  */
 public record ResidencyScores(double inSlot, double inHost, double freeSlot, double idleSlot,
                               double allSlotsBusy) {
@@ -19,7 +19,7 @@ public record ResidencyScores(double inSlot, double inHost, double freeSlot, dou
 
     public double of(LoraPlacement placement) {
         return switch (placement) {
-            case IN_SLOT, LOADING -> inSlot; // a load under way is paid for already
+            case IN_SLOT, LOADING, QUEUED -> inSlot; // a load under way or queued is paid for already
             case IN_HOST -> inHost;
             case FREE_SLOT -> freeSlot;
             case IDLE_SLOT -> idleSlot;

@@ -104,6 +104,7 @@ public final class RouterMetrics {
         String label = placement == null ? "base_model" : switch (placement) {
             case IN_SLOT -> "in_slot";
             case LOADING -> "loading";
+            case QUEUED -> "queued";
             case IN_HOST -> "in_host";
             default -> "neither";
         };

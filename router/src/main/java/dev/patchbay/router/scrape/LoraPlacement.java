@@ -15,13 +15,23 @@ public enum LoraPlacement {
      * end.
      */
     LOADING,
-    /** The adapter is in host memory and a slot can be had (free, or held by an idle adapter). */
+    /**
+     * Requests for the adapter wait there for a slot to free, with every slot busy or claimed by adapters queued
+     * before it. A request sent now waits with them for the same load and takes no second slot; sent elsewhere it
+     * would most likely queue for a slot there too and make the fleet load the adapter twice, and where slots are
+     * the bottleneck every extra load lengthens every adapter's wait for one.
+     */
+    QUEUED,
+    /** The adapter is in host memory and a slot can be had (free, or held by an idle adapter no one queues for). */
     IN_HOST,
-    /** A batch slot is free; the adapter must be loaded. */
+    /** A batch slot is free, also once the adapters queued for a slot have theirs; the adapter must be loaded. */
     FREE_SLOT,
-    /** Every slot is taken, but some by idle unpinned adapters: a cheap eviction. */
+    /** Every slot is taken, but more are held by idle unpinned adapters than other adapters queue for: a cheap eviction. */
     IDLE_SLOT,
-    /** Every slot is busy with other adapters' requests: the request must wait for one. */
+    /**
+     * Every slot is busy with other adapters' requests, or claimed by adapters queued for one: the request must wait
+     * for a slot to free.
+     */
     ALL_SLOTS_BUSY;
 
     /** Looked up in the placements the metrics computed when they were read ({@link EndpointMetrics#placements}). */
@@ -31,22 +41,25 @@ public enum LoraPlacement {
 
     /**
      * From the residency families: where the adapter is ({@code here}, null when not resident), how many of its
-     * requests wait, and whether a slot is free or held by an idle unpinned adapter.
+     * requests wait, whether a slot is free once the adapters queued for one have theirs, whether a slot can be had
+     * at all (free, or held by an idle unpinned adapter no queued adapter takes first), and whether every adapter
+     * queued for a slot, this one among them, can have one.
      */
-    static LoraPlacement fromResidency(AdapterResidency here, int waiting, boolean freeSlot, boolean idleSlot) {
+    static LoraPlacement fromResidency(AdapterResidency here, int waiting, boolean freeSlot, boolean spareSlot,
+                                       boolean queueFits) {
         if (here != null && here.inSlot()) {
             return IN_SLOT;
         }
-        if ((freeSlot || idleSlot) && waiting > 0) {
-            return LOADING;
+        if (waiting > 0) {
+            return queueFits ? LOADING : QUEUED;
         }
         if (here != null) {
-            return freeSlot || idleSlot ? IN_HOST : ALL_SLOTS_BUSY;
+            return spareSlot ? IN_HOST : ALL_SLOTS_BUSY;
         }
         if (freeSlot) {
             return FREE_SLOT;
         }
-        return idleSlot ? IDLE_SLOT : ALL_SLOTS_BUSY;
+        return spareSlot ? IDLE_SLOT : ALL_SLOTS_BUSY;
     }
 
     /**

@@ -39,7 +39,7 @@ public final class PickerShape {
 
     private static String scorer(Scorer scorer) {
         return switch (scorer) {
-            case QueueScorer s -> "queue minSpread=" + s.minSpread();
+            case QueueScorer s -> "queue minSpread=" + s.minSpread() + (s.slotTurnover() ? " slotTurnover" : "");
             case KvCacheScorer s -> "kv-cache";
             case LoraAffinityScorer s -> "lora-affinity";
             case LoraResidencyScorer s -> "lora-residency " + s.scores();

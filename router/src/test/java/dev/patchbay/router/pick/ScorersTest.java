@@ -37,6 +37,44 @@ class ScorersTest {
         assertThatThrownBy(() -> new QueueScorer(-1)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    /**
+     * Four slots: {@code hot} of them held by adapters with 40 requests running each, the others by adapters with
+     * one; {@code queued} requests (one per adapter) wait for a slot.
+     */
+    private static EndpointState slotBound(int port, int hot, int queued) {
+        EndpointMetrics.Builder b = EndpointMetrics.builder().slots(4, 4).waitingRequests(queued)
+                .runningRequests(40 * hot + 4 - hot);
+        for (int i = 0; i < 4; i++) {
+            b.resident("s" + port + "-" + i, AdapterResidency.IN_SLOT).adapterRunning("s" + port + "-" + i, i < hot ? 40 : 1);
+        }
+        for (int i = 0; i < queued; i++) {
+            b.adapterWaiting("q" + port + "-" + i, 1);
+        }
+        return state(port, b.build());
+    }
+
+    @Test
+    void withSlotTurnoverRequestsQueuedForASlotCountForMoreWhereFewerSlotsFree() {
+        QueueScorer plain = new QueueScorer(0, false);
+        QueueScorer turnover = new QueueScorer(0, true);
+        // 1 and 2 both have 6 queued for a slot, but three of 2's slots are held by hot adapters: one slot turns over
+        // there against four on 1, so its queue (the new request in it) counts four times, and 3's 12 are shorter.
+        List<EndpointState> pool = List.of(slotBound(1, 0, 6), slotBound(2, 3, 6), slotBound(3, 0, 12));
+        assertThat(plain.score(SQL, pool)).containsExactly(1.0, 1.0, 0.0);
+        assertThat(QueueScorer.queueBehind(pool.get(1).metrics(), "sql")).isEqualTo(6 + (6 + 1) * 3);
+        assertThat(QueueScorer.queueBehind(pool.get(0).metrics(), "sql")).as("every slot turns over").isEqualTo(6);
+        double[] scores = turnover.score(SQL, pool);
+        assertThat(scores[0]).isEqualTo(1.0);
+        assertThat(scores[1]).isLessThan(scores[2]);
+        // No slot that frees soon: counted as half a slot, so a finite but long queue.
+        assertThat(QueueScorer.queueBehind(slotBound(4, 4, 0).metrics(), "sql")).isEqualTo(7);
+        // The adapter's own slot, or its queue, is not waited for; base-model requests wait for no slot.
+        String hotAdapter = "s2-0", queuedAdapter = "q2-0";
+        assertThat(QueueScorer.queueBehind(pool.get(1).metrics(), hotAdapter)).isEqualTo(6);
+        assertThat(QueueScorer.queueBehind(pool.get(1).metrics(), queuedAdapter)).isEqualTo(6);
+        assertThat(turnover.score(PickRequest.baseModel("base"), pool)).containsExactly(plain.score(SQL, pool));
+    }
+
     /** An endpoint with these adapters in slots (4 slots), idle. */
     private static EndpointState slots(int port, String... adapters) {
         EndpointMetrics.Builder b = EndpointMetrics.builder().slots(4, adapters.length);
@@ -207,15 +245,50 @@ class ScorersTest {
         EndpointMetrics inHost = EndpointMetrics.builder().slots(2, 2).resident("sql", AdapterResidency.IN_HOST)
                 .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
                 .adapterWaiting("sql", 1).build();
-        // Waiting behind busy slots is not a load under way: the request waits for a slot to free.
-        EndpointMetrics stuck = EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
-                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterRunning("b", 1)
-                .adapterWaiting("sql", 1).build();
-        assertThat(List.of(idleSlot, freeSlot, inHost, stuck)).extracting(m -> LoraPlacement.of(m, "sql"))
-                .containsExactly(LoraPlacement.LOADING, LoraPlacement.LOADING, LoraPlacement.LOADING,
-                        LoraPlacement.ALL_SLOTS_BUSY);
-        assertThat(new LoraResidencyScorer().score(SQL, List.of(state(1, idleSlot), state(2, stuck))))
+        assertThat(List.of(idleSlot, freeSlot, inHost)).extracting(m -> LoraPlacement.of(m, "sql"))
+                .containsOnly(LoraPlacement.LOADING);
+        assertThat(new LoraResidencyScorer().score(SQL, List.of(state(1, idleSlot), state(2, freeSlot))))
+                .containsExactly(ResidencyScores.DEFAULT.inSlot(), ResidencyScores.DEFAULT.inSlot());
+    }
+
+    @Test
+    void requestsWaitingForASlotToFreeAreQueuedAndANewOneJoinsThemRatherThanLoadingASecondCopy() {
+        // Every slot busy: sql's requests wait until one frees, and the next one for sql waits with them for the
+        // same load; anywhere else it would queue for a slot too and the fleet would load sql twice.
+        EndpointMetrics queued = EndpointMetrics.builder().waitingRequests(3).slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1).adapterRunning("b", 1).adapterWaiting("sql", 3).build();
+        EndpointMetrics busy = EndpointMetrics.builder().slots(2, 2).resident("c", AdapterResidency.IN_SLOT)
+                .resident("d", AdapterResidency.IN_SLOT).adapterRunning("c", 1).adapterRunning("d", 1).build();
+        assertThat(LoraPlacement.of(queued, "sql")).isEqualTo(LoraPlacement.QUEUED);
+        assertThat(new LoraResidencyScorer().score(SQL, List.of(state(1, queued), state(2, busy))))
                 .containsExactly(ResidencyScores.DEFAULT.inSlot(), ResidencyScores.DEFAULT.allSlotsBusy());
+        assertThat(new LoraCapacityFilter().filter(SQL, List.of(state(1, queued), state(2, busy))))
+                .extracting(st -> st.endpoint().port()).containsExactly(1);
+        // An adapter queued behind another adapter's claim on the one idle slot is queued too.
+        EndpointMetrics behind = EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("x", 1)
+                .adapterWaiting("sql", 1).build();
+        assertThat(LoraPlacement.of(behind, "sql")).isEqualTo(LoraPlacement.QUEUED);
+    }
+
+    @Test
+    void slotsThatAdaptersQueueForAreNotFreeForANewAdapter() {
+        // One slot free, but x queues for it: a new adapter would wait behind x.
+        EndpointMetrics freeButClaimed = EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1).adapterWaiting("x", 1).build();
+        // One slot free and one held by idle b: x takes the free one, b's is still to be had.
+        EndpointMetrics idleLeft = EndpointMetrics.builder().slots(3, 2).resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("x", 1).build();
+        // Two free slots, one claimed by x: one is still free.
+        EndpointMetrics oneFreeLeft = EndpointMetrics.builder().slots(3, 1).resident("a", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1).adapterWaiting("x", 1).build();
+        assertThat(List.of(freeButClaimed, idleLeft, oneFreeLeft)).extracting(m -> LoraPlacement.of(m, "sql"))
+                .containsExactly(LoraPlacement.ALL_SLOTS_BUSY, LoraPlacement.IDLE_SLOT, LoraPlacement.FREE_SLOT);
+        EndpointMetrics inHostButClaimed = EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
+                .resident("sql", AdapterResidency.IN_HOST).adapterRunning("a", 1).adapterWaiting("x", 1).build();
+        assertThat(LoraPlacement.of(inHostButClaimed, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+        assertThat(LoraPlacement.of(inHostButClaimed, "x")).as("x itself has the slot").isEqualTo(LoraPlacement.LOADING);
     }
 
     @Test

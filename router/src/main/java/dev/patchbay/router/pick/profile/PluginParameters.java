@@ -53,6 +53,18 @@ public final class PluginParameters {
         return value.intValue();
     }
 
+    /** true or false; anything else (a string "true", a number) is an error. */
+    public boolean bool(String name, boolean fallback) {
+        JsonNode value = value(name);
+        if (value == null) {
+            return fallback;
+        }
+        if (!value.isBoolean()) {
+            throw new IllegalArgumentException("parameter '" + name + "' must be true or false, got " + show(value));
+        }
+        return value.booleanValue();
+    }
+
     /** A finite number in [min, max]. */
     public double number(String name, double fallback, double min, double max) {
         JsonNode value = value(name);

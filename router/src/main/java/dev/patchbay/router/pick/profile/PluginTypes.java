@@ -47,9 +47,10 @@ public final class PluginTypes {
     public static final String OWN_PICKS_COUNTER = "own-picks-counter";
 
     private static final Map<String, PluginType> TYPES = index(List.of(
-            new PluginType(QUEUE_SCORER, List.of("minSpread"), p -> {
+            new PluginType(QUEUE_SCORER, List.of("minSpread", "slotTurnover"), p -> {
                 int minSpread = p.integer("minSpread", 0, 0);
-                return new ScorerPlugin(QUEUE_SCORER, QueueScorer.NAME, c -> new QueueScorer(minSpread));
+                boolean slotTurnover = p.bool("slotTurnover", false);
+                return new ScorerPlugin(QUEUE_SCORER, QueueScorer.NAME, c -> new QueueScorer(minSpread, slotTurnover));
             }),
             new PluginType(KV_CACHE_SCORER, List.of(),
                     p -> new ScorerPlugin(KV_CACHE_SCORER, KvCacheScorer.NAME, c -> new KvCacheScorer())),

@@ -79,12 +79,16 @@ class ProfileFileTest {
                 {"type": "prefill-queue-scorer", "parameters": {"minSpreadTokens": 1}},
                 {"type": "lora-load-state-scorer", "parameters": {"gpuResident": 0.9, "homeBonus": 0, "headroomBonus": 0.05}},
                 {"type": "lora-residency-scorer", "parameters": {"inSlot": 2, "inHost": 1}},
-                {"type": "lora-affinity-scorer"}
+                {"type": "lora-affinity-scorer"},
+                {"type": "queue-scorer", "parameters": {"minSpread": 2, "slotTurnover": true}}
                 """, """
                 {"pluginRef": "lora-spread-filter"}, {"pluginRef": "lora-residency-filter"},
                 {"pluginRef": "prefill-queue-scorer"}, {"pluginRef": "lora-load-state-scorer", "weight": 1.5},
-                {"pluginRef": "lora-residency-scorer"}, {"pluginRef": "lora-affinity-scorer", "weight": 1e-3}
+                {"pluginRef": "lora-residency-scorer"}, {"pluginRef": "lora-affinity-scorer", "weight": 1e-3},
+                {"pluginRef": "queue-scorer"}
                 """));
+        assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT))).contains(
+                "scorer queue minSpread=2 slotTurnover weight 1.0");
         assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT))).containsSequence(
                 "filter lora-spread overloadWaiting=5 timeoutNanos=120000000000 cooldownNanos=0",
                 "filter lora-residency maxReplicas=2 queueThreshold=0 kvCacheThreshold=0.5",
@@ -189,7 +193,7 @@ class ProfileFileTest {
         assertThatThrownBy(() -> parse(file("{\"type\": \"queue-scorer\", \"parameters\": {\"minSpred\": 4}}",
                 "{\"pluginRef\": \"queue-scorer\"}")))
                 .hasMessage("profile file mine.json: profile 'mine', plugin 'queue-scorer' (queue-scorer): unknown "
-                        + "parameter 'minSpred'; known: minSpread");
+                        + "parameter 'minSpred'; known: minSpread, slotTurnover");
         assertThatThrownBy(() -> parse(file("{\"type\": \"kv-cache-scorer\", \"parameters\": {\"weight\": 2}}",
                 "{\"pluginRef\": \"kv-cache-scorer\"}")))
                 .hasMessageEndingWith("unknown parameter 'weight'; this type takes none");
@@ -204,6 +208,8 @@ class ProfileFileTest {
                 new Case("queue-scorer", "{\"minSpread\": -1}", "(queue-scorer): parameter 'minSpread' must be an integer >= 0, got -1"),
                 new Case("queue-scorer", "{\"minSpread\": 2.5}", "(queue-scorer): parameter 'minSpread' must be an integer >= 0, got 2.5"),
                 new Case("queue-scorer", "{\"minSpread\": \"4\"}", "(queue-scorer): parameter 'minSpread' must be an integer >= 0, got \"4\""),
+                new Case("queue-scorer", "{\"slotTurnover\": \"yes\"}",
+                        "(queue-scorer): parameter 'slotTurnover' must be true or false, got \"yes\""),
                 new Case("queue-scorer", "[4]", "(queue-scorer): parameters must be an object, got [4]"),
                 new Case("prefill-queue-scorer", "{\"minSpreadTokens\": 0}",
                         "(prefill-queue-scorer): parameter 'minSpreadTokens' must be an integer >= 1, got 0"),
