@@ -4,30 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.adapter.PeftWriter;
 import dev.patchbay.engine.sim.SimModel;
-import dev.patchbay.testkit.Await;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,77 +30,22 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ProcessFleetTest {
     static final List<String> ADAPTERS = List.of("a0", "a1", "a2", "a3", "a4", "a5");
-    static final Pattern SERVING = Pattern.compile("serving .* on http://127\\.0\\.0\\.1:(\\d+)");
     static final String LOOKUPS = "vllm:lora_cache_lookups_total", HITS = "vllm:lora_cache_hits_total",
             SUCCESS = "vllm:request_success_total", GPU = "level=\"gpu\"";
-    static final Pattern ROUTING = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
 
     @TempDir
     Path dir;
 
-    final List<Process> processes = new ArrayList<>();
+    final LauncherProcesses processes = new LauncherProcesses();
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
-    /** A process of this build's launcher; its output lines are collected for {@link #port}. */
-    private record Launched(Process process, ConcurrentLinkedQueue<String> lines) {
-    }
-
-    private Launched launch(String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse("java"),
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        processes.add(p);
-        ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
-        Thread.ofVirtual().start(() -> collect(p.getInputStream(), lines));
-        return new Launched(p, lines);
-    }
-
-    private static void collect(InputStream in, ConcurrentLinkedQueue<String> lines) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-            for (String line; (line = r.readLine()) != null; ) lines.add(line);
-        } catch (IOException ignored) {
-            // the process ended
-        }
-    }
-
-    /** The port a launched process reports, once it reports it; fails at once if the process dies first. */
-    private static int port(Launched l, Pattern pattern) {
-        return Await.value("the process to report its port", () -> {
-            for (String line : l.lines()) {
-                Matcher m = pattern.matcher(line);
-                if (m.find()) return Integer.parseInt(m.group(1));
-            }
-            if (!l.process().isAlive()) {
-                throw new AssertionError("the process exited with " + l.process().exitValue() + ": " + l.lines());
-            }
-            return null;
-        });
-    }
 
     @AfterEach
     void stop() throws InterruptedException {
-        for (Process p : processes) p.destroy();
-        for (Process p : processes) {
-            if (!p.waitFor(30, TimeUnit.SECONDS)) p.destroyForcibly();
-        }
+        processes.close();
     }
 
-    private String get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
-    }
-
-    /** The sum of a family's samples that carry {@code label} (any when empty), from a /metrics page. */
     private double sample(int port, String family, String label) throws Exception {
-        double sum = 0;
-        for (String line : get(port, "/metrics").lines().toList()) {
-            if (line.startsWith(family + "{") && line.contains(label)) {
-                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return sum;
+        return processes.sample(port, family, label);
     }
 
     /**
@@ -145,26 +81,20 @@ class ProcessFleetTest {
         for (String a : ADAPTERS) {
             PeftWriter.write(dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
         }
-        List<Launched> servers = new ArrayList<>();
+        List<LauncherProcesses.Launched> servers = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             List<String> args = new ArrayList<>(List.of("serve", "--model", "sim:fleet", "--host", "127.0.0.1",
                     "--port", "0", "--demo-adapters", "0", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "2",
                     "--sim-latency-ms", "2,0.01,0.1,0.2,80,3", "--lora-allowed-dirs", dir.toString()));
             for (String a : ADAPTERS) args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
-            servers.add(launch(args.toArray(String[]::new)));
+            servers.add(processes.launch(args.toArray(String[]::new)));
         }
         List<Integer> serverPorts = new ArrayList<>();
-        for (Launched s : servers) serverPorts.add(port(s, SERVING));
-        Launched router = launch("route", "--host", "127.0.0.1", "--port", "0", "--staleness", "1s", "--endpoints",
+        for (LauncherProcesses.Launched s : servers) serverPorts.add(LauncherProcesses.port(s, LauncherProcesses.SERVING));
+        LauncherProcesses.Launched router = processes.launch("route", "--host", "127.0.0.1", "--port", "0", "--staleness", "1s", "--endpoints",
                 String.join(",", serverPorts.stream().map(p -> "127.0.0.1:" + p).toList()));
-        int routerPort = port(router, ROUTING);
-        Await.until("the router sees 3 ready endpoints", () -> {
-            try {
-                return sample(routerPort, "patchbay_router_endpoint_ready", "") == 3;
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        int routerPort = LauncherProcesses.port(router, LauncherProcesses.ROUTING);
+        processes.awaitReady(routerPort, 3);
 
         Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>(traffic(routerPort, 6, 120)); // warm-up
         double[] lookupsBefore = new double[3], hitsBefore = new double[3], servedBefore = new double[3];
