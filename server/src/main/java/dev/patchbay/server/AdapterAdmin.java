@@ -7,6 +7,7 @@ import dev.patchbay.engine.adapter.AdapterException;
 import dev.patchbay.server.http.ApiException;
 import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
+import dev.patchbay.server.http.JsonFields;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.util.concurrent.CompletableFuture;
@@ -25,15 +26,19 @@ final class AdapterAdmin {
 
     void load(ServerRequest req, ServerResponse res) {
         ObjectNode body = Http.readJsonObject(req, maxBodyBytes);
-        String name = body.path("lora_name").asText("");
-        String path = body.path("lora_path").asText("");
-        if (name.isBlank() || path.isBlank()) throw ApiException.badRequest("Both 'lora_name' and 'lora_path' must be provided.");
+        String name = JsonFields.string(body.get("lora_name"), "lora_name");
+        String path = JsonFields.string(body.get("lora_path"), "lora_path");
+        boolean pinned = JsonFields.bool(body.get("pinned"), "pinned", false);
+        JsonFields.bool(body.get("load_inplace"), "load_inplace"); // vLLM's field, checked only: a loaded name is a conflict here
+        if (name == null || name.isBlank() || path == null || path.isBlank()) {
+            throw ApiException.badRequest("Both 'lora_name' and 'lora_path' must be provided.");
+        }
         if (engine.resolve(name) == ModelTarget.BASE_MODEL) {
             throw ApiException.badRequest("The lora adapter '" + name + "' has the base model's name.");
         }
         CompletableFuture<?> load;
         try {
-            load = engine.loadAdapter(name, paths.confine(path), body.path("pinned").asBoolean(false));
+            load = engine.loadAdapter(name, paths.confine(path), pinned);
         } catch (AdapterException e) {
             throw EngineErrors.of(e);
         }
@@ -43,8 +48,9 @@ final class AdapterAdmin {
 
     void unload(ServerRequest req, ServerResponse res) {
         ObjectNode body = Http.readJsonObject(req, maxBodyBytes);
-        String name = body.path("lora_name").asText("");
-        if (name.isBlank()) throw ApiException.badRequest("'lora_name' must be provided.");
+        String name = JsonFields.string(body.get("lora_name"), "lora_name");
+        JsonFields.integer(body.get("lora_int_id"), "lora_int_id"); // vLLM's optional id; names identify adapters here
+        if (name == null || name.isBlank()) throw ApiException.badRequest("'lora_name' must be provided.");
         try {
             engine.unloadAdapter(name);
         } catch (AdapterException e) {

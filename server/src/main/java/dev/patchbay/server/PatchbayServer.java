@@ -20,6 +20,7 @@ import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
 import dev.patchbay.server.openai.GenerationHandler;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.Handler;
@@ -39,6 +40,7 @@ import java.util.concurrent.CompletableFuture;
 /** The model server: an engine, its metrics, and the OpenAI API over HTTP. */
 public final class PatchbayServer {
     public static final String VERSION = "0.1.0";
+    private static final System.Logger LOG = System.getLogger(PatchbayServer.class.getName());
 
     /** Start-up failed for a reason the operator must fix (bad model, bad adapter, port in use). */
     public static final class StartupException extends Exception {
@@ -154,7 +156,16 @@ public final class PatchbayServer {
             r.post("/v1/load_lora_adapter", api(admin::load));
             r.post("/v1/unload_lora_adapter", api(admin::unload));
         }
-        r.any((req, res) -> Http.sendError(res, 404, "Not Found: " + req.prologue().method() + " " + req.path().path(), null));
+        Handler notFound = (req, res) -> Http.sendError(res, 404, "Not Found: " + req.prologue().method() + " "
+                + req.path().path(), null);
+        Handler guardedNotFound = api(notFound);
+        // Under /v1 the key is checked first, as vLLM does, so which routes exist stays hidden from a caller without it.
+        r.any((req, res) -> (isApiPath(req.path().path()) ? guardedNotFound : notFound).handle(req, res));
+    }
+
+    /** The paths {@code --api-key} guards: {@code /v1} and everything under it. */
+    static boolean isApiPath(String path) {
+        return path.equals("/v1") || path.startsWith("/v1/");
     }
 
     /** Wraps a /v1 handler: API key, shutdown refusal, and OpenAI-shaped errors for whatever it throws. */
@@ -170,9 +181,14 @@ public final class PatchbayServer {
                 if (stopping) throw EngineErrors.shuttingDown();
                 h.handle(req, res);
             } catch (ApiException e) {
-                if (!res.isSent()) Http.sendError(res, e.status(), e.getMessage(), e.param());
+                if (!res.isSent()) {
+                    if (e.closeConnection()) res.header(HeaderValues.CONNECTION_CLOSE);
+                    Http.sendError(res, e.status(), e.getMessage(), e.param());
+                }
             } catch (RuntimeException e) {
-                if (!res.isSent()) Http.sendError(res, 500, "Internal error: " + e, null);
+                // The exception's text describes the server's insides: the operator's log gets it, the client does not.
+                LOG.log(System.Logger.Level.ERROR, "request " + req.prologue().method() + " " + req.path().path() + " failed", e);
+                if (!res.isSent()) Http.sendError(res, 500, "Internal server error", null);
             } finally {
                 synchronized (handlersLock) {
                     if (--handling == 0) handlersLock.notifyAll();

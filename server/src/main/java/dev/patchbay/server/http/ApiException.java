@@ -4,15 +4,22 @@ package dev.patchbay.server.http;
 public final class ApiException extends RuntimeException {
     private final int status;
     private final String param;
+    private final boolean closeConnection;
 
     public ApiException(int status, String message) {
         this(status, message, null);
     }
 
     public ApiException(int status, String message, String param) {
+        this(status, message, param, false);
+    }
+
+    /** {@code closeConnection}: the connection's bytes can no longer be trusted to start a next request. */
+    public ApiException(int status, String message, String param, boolean closeConnection) {
         super(message);
         this.status = status;
         this.param = param;
+        this.closeConnection = closeConnection;
     }
 
     public int status() {
@@ -21,6 +28,10 @@ public final class ApiException extends RuntimeException {
 
     public String param() {
         return param;
+    }
+
+    public boolean closeConnection() {
+        return closeConnection;
     }
 
     /** The error type vLLM reports for each status. */

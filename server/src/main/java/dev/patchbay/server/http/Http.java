@@ -12,6 +12,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 
 /** Small helpers for JSON bodies and OpenAI-shaped errors. */
 public final class Http {
@@ -19,8 +20,12 @@ public final class Http {
 
     private Http() {}
 
-    /** Reads a JSON object body of at most {@code maxBytes}; 413 when larger, 400 when not a JSON object. */
+    /**
+     * Reads a JSON object body of at most {@code maxBytes}: 400 when its Content-Type is not application/json, when
+     * it is cut short or badly chunked, or when it is not a JSON object; 413 when larger.
+     */
     public static ObjectNode readJsonObject(ServerRequest req, long maxBytes) {
+        requireJsonContentType(req);
         long declared = req.headers().contentLength().orElse(-1);
         if (declared > maxBytes) throw tooLarge(maxBytes);
         byte[] body;
@@ -33,8 +38,12 @@ public final class Http {
                 out.write(buf, 0, n);
             }
             body = out.toByteArray();
-        } catch (IOException e) {
-            throw ApiException.badRequest("Could not read the request body: " + e.getMessage());
+        } catch (ApiException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            // The web server reports a body that ends early or a chunk size that is not hex as unchecked exceptions
+            // of its own; their text names server classes, so the client gets a plain account instead.
+            throw unreadableBody(declared);
         }
         JsonNode node;
         try {
@@ -44,6 +53,25 @@ public final class Http {
         }
         if (node == null || !node.isObject()) throw ApiException.badRequest("The request body must be a JSON object");
         return (ObjectNode) node;
+    }
+
+    /** vLLM takes only {@code application/json} (any parameters, such as a charset); a missing type is refused too. */
+    private static void requireJsonContentType(ServerRequest req) {
+        String given = req.headers().first(HeaderNames.CONTENT_TYPE).orElse(null);
+        String mediaType = given == null ? "" : given.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+        if (mediaType.equals("application/json")) return;
+        String got = given == null ? "no Content-Type" : "Content-Type '" + abbreviate(given.trim(), 80) + "'";
+        throw ApiException.badRequest("Unsupported Media Type: only 'application/json' is allowed, got " + got);
+    }
+
+    private static ApiException unreadableBody(long declared) {
+        return new ApiException(400, declared >= 0
+                ? "The request body ended before its Content-Length of " + declared + " bytes"
+                : "The request body's chunked encoding is malformed or ends early", null, true);
+    }
+
+    private static String abbreviate(String s, int max) {
+        return s.length() <= max ? s : s.substring(0, max) + "...";
     }
 
     private static ApiException tooLarge(long maxBytes) {

@@ -6,6 +6,7 @@ import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.model.ChatMessage;
 import dev.patchbay.engine.model.Model;
 import dev.patchbay.server.http.ApiException;
+import dev.patchbay.server.http.JsonFields;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -20,19 +21,23 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
                          boolean stream, boolean includeUsage) {
 
     static GenerationRequest parse(ObjectNode body, boolean chat, Model model) {
-        String name = body.hasNonNull("model") ? text(body, "model") : null;
+        String name = JsonFields.string(body.get("model"), "model");
         List<int[]> prompts = chat ? List.of(chatPrompt(body, model)) : completionPrompts(body, model);
-        Integer maxTokens = optionalInt(body, chat && body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens");
+        Integer maxTokens = JsonFields.integer(body.get("max_tokens"), "max_tokens");
+        if (chat) {
+            // Chat's newer name wins over the older one when both are given.
+            Integer maxCompletionTokens = JsonFields.integer(body.get("max_completion_tokens"), "max_completion_tokens");
+            if (maxCompletionTokens != null) maxTokens = maxCompletionTokens;
+        }
         if (maxTokens != null && maxTokens < 1) throw ApiException.badRequest("max_tokens must be at least 1, got " + maxTokens, "max_tokens");
         double temperature = number(body, "temperature", 1.0);
         if (temperature < 0 || temperature > 2) throw ApiException.badRequest("temperature must be in [0, 2], got " + temperature, "temperature");
         double topP = number(body, "top_p", 1.0);
         if (!(topP > 0 && topP <= 1)) throw ApiException.badRequest("top_p must be in (0, 1], got " + topP, "top_p");
-        Integer topK = optionalInt(body, "top_k");
-        Integer n = optionalInt(body, "n");
+        Integer topK = JsonFields.integer(body.get("top_k"), "top_k");
+        Integer n = JsonFields.integer(body.get("n"), "n");
         if (n != null && (n < 1 || n > 128)) throw ApiException.badRequest("n must be in [1, 128], got " + n, "n");
-        JsonNode seed = body.get("seed");
-        if (seed != null && !seed.isNull() && !seed.canConvertToLong()) throw ApiException.badRequest("seed must be an integer", "seed");
+        Long seed = JsonFields.longInteger(body.get("seed"), "seed");
         List<String> stop = new ArrayList<>();
         JsonNode s = body.get("stop");
         if (s != null && !s.isNull()) {
@@ -45,13 +50,15 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
         }
         stop.removeIf(String::isEmpty);
         List<Integer> stopIds = new ArrayList<>();
-        JsonNode ids = body.get("stop_token_ids");
-        if (ids != null && ids.isArray()) ids.forEach(x -> stopIds.add(x.asInt()));
-        JsonNode streamOptions = body.get("stream_options");
-        boolean stream = body.path("stream").asBoolean(false);
-        return new GenerationRequest(name, prompts, maxTokens, temperature, topP, topK == null ? -1 : topK,
-                seed == null || seed.isNull() ? null : seed.asLong(), stop, stopIds, body.path("ignore_eos").asBoolean(false),
-                n == null ? 1 : n, stream, stream && streamOptions != null && streamOptions.path("include_usage").asBoolean(false));
+        JsonNode ids = JsonFields.list(body.get("stop_token_ids"), "stop_token_ids");
+        if (ids != null) ids.forEach(x -> stopIds.add(JsonFields.integer(x, "stop_token_ids")));
+        boolean stream = JsonFields.bool(body.get("stream"), "stream", false);
+        JsonNode streamOptions = JsonFields.object(body.get("stream_options"), "stream_options");
+        boolean includeUsage = streamOptions != null
+                && JsonFields.bool(streamOptions.get("include_usage"), "stream_options.include_usage", false);
+        boolean ignoreEos = JsonFields.bool(body.get("ignore_eos"), "ignore_eos", false);
+        return new GenerationRequest(name, prompts, maxTokens, temperature, topP, topK == null ? -1 : topK, seed, stop,
+                stopIds, ignoreEos, n == null ? 1 : n, stream, stream && includeUsage);
     }
 
     SamplingParams samplingParams(int maxTokens, int choice) {
@@ -66,10 +73,11 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
         }
         List<ChatMessage> list = new ArrayList<>();
         for (JsonNode m : messages) {
-            if (!m.isObject() || !m.path("role").isTextual()) throw ApiException.badRequest("each message needs a role", "messages");
+            if (!m.isObject()) throw ApiException.badRequest("each of messages must be an object", "messages");
+            if (!m.path("role").isTextual()) throw ApiException.badRequest("each of messages needs a role that is a string", "messages");
             list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"))));
         }
-        boolean addGenerationPrompt = body.path("add_generation_prompt").asBoolean(true);
+        boolean addGenerationPrompt = JsonFields.bool(body.get("add_generation_prompt"), "add_generation_prompt", true);
         // The rendered template already holds the special tokens the model expects.
         return model.tokenizer().encode(model.renderChat(list, addGenerationPrompt), false);
     }
@@ -81,14 +89,15 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
         if (c.isArray()) {
             StringBuilder sb = new StringBuilder();
             for (JsonNode part : c) {
-                if (!"text".equals(part.path("type").asText())) {
-                    throw ApiException.badRequest("only text content parts are supported", "messages");
+                if (!part.isObject() || !"text".equals(part.path("type").asText(null))) {
+                    throw ApiException.badRequest("only text content parts are supported in messages", "messages");
                 }
-                sb.append(part.path("text").asText());
+                if (!part.path("text").isTextual()) throw ApiException.badRequest("the text of a part in messages must be a string", "messages");
+                sb.append(part.get("text").asText());
             }
             return sb.toString();
         }
-        throw ApiException.badRequest("message content must be a string or a list of parts", "messages");
+        throw ApiException.badRequest("the content of each of messages must be a string or a list of parts", "messages");
     }
 
     private static List<int[]> completionPrompts(ObjectNode body, Model model) {
@@ -125,23 +134,8 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
         return ids;
     }
 
-    private static String text(ObjectNode body, String field) {
-        JsonNode v = body.get(field);
-        if (!v.isTextual()) throw ApiException.badRequest(field + " must be a string", field);
-        return v.asText();
-    }
-
-    private static Integer optionalInt(ObjectNode body, String field) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) return null;
-        if (!v.canConvertToInt() || !v.isIntegralNumber()) throw ApiException.badRequest(field + " must be an integer", field);
-        return v.asInt();
-    }
-
     private static double number(ObjectNode body, String field, double dflt) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) return dflt;
-        if (!v.isNumber()) throw ApiException.badRequest(field + " must be a number", field);
-        return v.asDouble();
+        Double v = JsonFields.number(body.get(field), field);
+        return v == null ? dflt : v;
     }
 }
