@@ -41,8 +41,8 @@ public final class Router implements AutoCloseable {
         proxyClient = newClient(options);
         scrapeClient = newClient(options);
         MetricsFetcher fetcher = new MetricsFetcher(scrapeClient, options.staleness());
-        pool = new EndpointPool(options.endpoints(), fetcher::fetch, options.scrapeInterval(), options.staleness(),
-                metrics::scrapeFailed);
+        pool = new EndpointPool(options.endpoints(), EndpointPool.pages(fetcher::fetch), options.scrapeInterval(),
+                options.staleness(), options.maxStaleness(), metrics::scrapeFailed, System::nanoTime);
         metrics.watch(pool);
         picker = options.config().createPicker(random);
         for (var filter : picker.filters()) {

@@ -167,7 +167,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         }
         EndpointState target = decision.ranked().getFirst();
         String destination = target.endpoint().address();
-        metrics.picked(target, decision.request());
+        metrics.picked(target, decision);
         inFlight = decider.sent(decision, target);
 
         HeaderMutation.Builder mutation = HeaderMutation.newBuilder().addSetHeaders(header(

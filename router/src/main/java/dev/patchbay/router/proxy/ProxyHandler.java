@@ -1,7 +1,6 @@
 package dev.patchbay.router.proxy;
 
 import dev.patchbay.router.pick.EndpointState;
-import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.RequestInFlight;
 import dev.patchbay.router.route.OpenAiError;
@@ -73,7 +72,6 @@ public final class ProxyHandler {
             respond(res, decision.error());
             return;
         }
-        PickRequest pick = decision.request();
         List<EndpointState> ranked = decision.ranked();
         int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
         for (int attempt = 0; attempt < attempts; attempt++) {
@@ -96,7 +94,7 @@ public final class ProxyHandler {
                     Thread.currentThread().interrupt();
                     return;
                 }
-                metrics.picked(target, pick);
+                metrics.picked(target, decision);
                 relay(upstream, res, target, inFlight);
                 metrics.responded(upstream.statusCode());
                 metrics.requestTook(System.nanoTime() - arrived);

@@ -121,15 +121,13 @@ public final class RouteDecider {
 
     private RouteDecision pick(PickRequest request, byte[] body, boolean rewritten, long promptTokens,
                                Predicate<Endpoint> eligible) {
-        List<EndpointState> candidates = pool.readyStates();
-        if (eligible != ANY_ENDPOINT) {
-            candidates = candidates.stream().filter(state -> eligible.test(state.endpoint())).toList();
-        }
-        PickResult result = picker.pick(request, candidates);
+        EndpointPool.Candidates candidates = pool.candidates(eligible);
+        PickResult result = picker.pick(request, candidates.states());
         return switch (result.outcome()) {
             case NO_ENDPOINT -> RouteDecision.refuse(OpenAiError.noEndpoint("no model server is ready"), request);
             case SHED -> RouteDecision.refuse(OpenAiError.shed(), request);
-            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked(), promptTokens);
+            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked(), promptTokens,
+                    candidates.stale());
         };
     }
 

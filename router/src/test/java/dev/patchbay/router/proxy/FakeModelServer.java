@@ -34,6 +34,8 @@ public final class FakeModelServer implements AutoCloseable {
     volatile CountDownLatch streamGate;
     /** Completions wait on this before sending anything, when set (a server busy with other prefills). */
     volatile CountDownLatch answerGate;
+    /** Metrics pages wait on this before sending anything, when set (a host too busy to answer scrapes in time). */
+    volatile CountDownLatch metricsGate;
     final List<String> models = new CopyOnWriteArrayList<>();
     final List<String> metricsQueries = new CopyOnWriteArrayList<>();
     final AtomicInteger completions = new AtomicInteger();
@@ -97,6 +99,10 @@ public final class FakeModelServer implements AutoCloseable {
 
     private void metrics(HttpExchange exchange) throws IOException {
         metricsQueries.add(exchange.getRequestURI().getRawQuery());
+        CountDownLatch gate = metricsGate;
+        if (gate != null) {
+            awaitQuietly(gate);
+        }
         send(exchange, 200, "text/plain; version=0.0.4", metricsPage);
     }
 
