@@ -10,6 +10,11 @@ import dev.patchbay.router.pool.MetricsFetcher;
 import dev.patchbay.router.proxy.ProxyHandler;
 import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.OpenAiError;
+import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.ServerResponseHeaders;
+import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
 
 import java.io.IOException;
@@ -74,6 +79,12 @@ public final class Router implements AutoCloseable {
                 .port(options.port())
                 // TCP_NODELAY: proxied chunks must not wait on the client's delayed ACK.
                 .connectionOptions(o -> o.tcpNoDelay(true))
+                // Errors the server raises itself (a request it cannot parse) get the OpenAI shape too.
+                .directHandlers(handlers -> {
+                    for (DirectHandler.EventType type : DirectHandler.EventType.values()) {
+                        handlers.addHandler(type, Router::openAiError);
+                    }
+                })
                 .routing(routing -> routing
                         .post("/v1/completions", proxy::handleModelRequest)
                         .post("/v1/chat/completions", proxy::handleModelRequest)
@@ -84,7 +95,8 @@ public final class Router implements AutoCloseable {
                                 metrics.write(out);
                             }
                         })
-                        .get("/health", (req, res) -> res.send("ok")))
+                        .get("/health", (req, res) -> res.send("ok"))
+                        .any(proxy::handleUnknownPath))
                 .build()
                 .start();
         // Helidon logs a failed bind and returns a stopped server rather than throwing.
@@ -105,6 +117,19 @@ public final class Router implements AutoCloseable {
             }
         }
         return this;
+    }
+
+    private static DirectHandler.TransportResponse openAiError(DirectHandler.TransportRequest request,
+                                                               DirectHandler.EventType type, Status status,
+                                                               ServerResponseHeaders headers, String message) {
+        String text = message == null || message.isBlank() ? status.reasonPhrase() : message;
+        return DirectHandler.TransportResponse.builder()
+                .status(status)
+                .headers(headers)
+                .header(HeaderNames.CONTENT_TYPE, "application/json")
+                .keepAlive(type.keepAlive())
+                .entity(OpenAiError.ofStatus(status.code(), text).body())
+                .build();
     }
 
     /** The external processor's gRPC port, when it runs. */

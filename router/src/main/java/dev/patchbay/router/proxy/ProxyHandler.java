@@ -8,6 +8,7 @@ import dev.patchbay.router.route.RouteDecider;
 import dev.patchbay.router.route.RouteDecision;
 import io.helidon.http.Header;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
@@ -28,6 +29,8 @@ import java.util.Set;
 /**
  * Forwards OpenAI requests to the endpoint {@link RouteDecider} picked, streaming the answer
  * through as it comes; retries the next-best endpoint once when a connection is refused.
+ * Answers the requests it cannot forward (a body over the limit or cut short, an unknown path)
+ * with OpenAI errors.
  */
 public final class ProxyHandler {
     public static final String DESTINATION_HEADER = "x-gateway-destination-endpoint";
@@ -54,9 +57,20 @@ public final class ProxyHandler {
     /** POST /v1/completions and /v1/chat/completions: the body's {@code model} decides. */
     public void handleModelRequest(ServerRequest req, ServerResponse res) throws IOException {
         long arrived = System.nanoTime();
-        byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
-        RouteDecision decision = decider.decide(body, name -> req.headers().first(HeaderNames.create(name)));
+        RequestBody.Result body = RequestBody.read(req, RouteDecider.MAX_BODY_BYTES);
+        if (body.error() != null) {
+            respond(res, body.error(), body.closeConnection());
+            return;
+        }
+        RouteDecision decision = decider.decide(body.bytes(), name -> req.headers().first(HeaderNames.create(name)));
         forward(req, res, decision, arrived);
+    }
+
+    /** Any other method and path: 404 in OpenAI's shape, once the body (if any) is read. */
+    public void handleUnknownPath(ServerRequest req, ServerResponse res) {
+        RequestBody.Result body = RequestBody.read(req, RouteDecider.MAX_BODY_BYTES);
+        respond(res, OpenAiError.unknownUrl(req.prologue().method().text(), req.path().rawPath()),
+                body.closeConnection());
     }
 
     /** GET /v1/models: any ready endpoint can answer. */
@@ -160,9 +174,17 @@ public final class ProxyHandler {
     }
 
     private void respond(ServerResponse res, OpenAiError error) {
+        respond(res, error, false);
+    }
+
+    /** With {@code closeConnection}, the connection closes after the answer (a request body not read to its end). */
+    private void respond(ServerResponse res, OpenAiError error, boolean closeConnection) {
         metrics.responded(error.status());
         res.status(Status.create(error.status()));
         res.header("Content-Type", "application/json");
+        if (closeConnection) {
+            res.header(HeaderValues.CONNECTION_CLOSE);
+        }
         res.send(error.body());
     }
 }

@@ -31,6 +31,8 @@ import java.util.function.Predicate;
 public final class RouteDecider {
     public static final String SHEDDABLE_HEADER = "x-patchbay-sheddable";
     public static final String OBJECTIVE_HEADER = "x-gateway-inference-objective";
+    /** Larger request bodies are refused with 413 by every face: the router holds a whole body to read its model. */
+    public static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Every ready endpoint may be picked. */
     public static final Predicate<Endpoint> ANY_ENDPOINT = endpoint -> true;
