@@ -17,24 +17,26 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ConnectException;
+import java.net.ProtocolException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
 /**
  * Forwards OpenAI requests to the endpoint {@link RouteDecider} picked, streaming the answer
- * through as it comes; retries the next-best endpoint once when a connection is refused.
- * Answers the requests it cannot forward (a body over the limit or cut short, an unknown path)
- * with OpenAI errors.
+ * through as it comes; retries the next-best endpoint once when the connection fails before
+ * any answer (refused, or reset or closed before the status line). Answers the requests it
+ * cannot forward (a body over the limit or cut short, an unknown path) with OpenAI errors.
  */
 public final class ProxyHandler {
     public static final String DESTINATION_HEADER = "x-gateway-destination-endpoint";
-    /** Tries per request: the best endpoint, then the next best if the first refused the connection. */
+    /** Tries per request: the best endpoint, then the next best if the first failed before answering. */
     private static final int MAX_ATTEMPTS = 2;
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
             "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
@@ -88,6 +90,8 @@ public final class ProxyHandler {
         }
         List<EndpointState> ranked = decision.ranked();
         int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
+        boolean everyConnectFailed = true;
+        String lastFailure = null;
         for (int attempt = 0; attempt < attempts; attempt++) {
             EndpointState target = ranked.get(attempt);
             RequestInFlight inFlight = decider.sent(decision, target);
@@ -96,14 +100,22 @@ public final class ProxyHandler {
                 try {
                     upstream = client.send(upstreamRequest(req, target, decision.body()),
                             HttpResponse.BodyHandlers.ofInputStream());
-                } catch (ConnectException | HttpConnectTimeoutException e) {
-                    // Nothing reached the server, so the request can go elsewhere.
-                    pool.markUnreachable(target.endpoint(), "connection failed: " + e);
-                    continue;
                 } catch (IOException e) {
-                    respond(res, OpenAiError.badGateway(
-                            "model server " + target.endpoint() + " failed: " + e.getMessage()));
-                    return;
+                    if (!failedBeforeAnswer(e)) {
+                        respond(res, OpenAiError.badGateway(
+                                "model server " + target.endpoint() + " failed: " + e.getMessage()));
+                        return;
+                    }
+                    // No answer came, so the request can go elsewhere (the client has seen nothing yet).
+                    boolean connectFailed = e instanceof ConnectException || e instanceof HttpConnectTimeoutException;
+                    if (connectFailed) {
+                        pool.markUnreachable(target.endpoint(), "connection failed: " + e);
+                    }
+                    everyConnectFailed &= connectFailed;
+                    lastFailure = "model server " + target.endpoint() + " failed before answering: " + e;
+                    LOG.log(System.Logger.Level.INFO, lastFailure
+                            + (attempt + 1 < attempts ? "; trying " + ranked.get(attempt + 1).endpoint() : ""));
+                    continue;
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
@@ -117,7 +129,19 @@ public final class ProxyHandler {
                 inFlight.finished();
             }
         }
-        respond(res, OpenAiError.noEndpoint("no model server could be reached"));
+        respond(res, everyConnectFailed ? OpenAiError.noEndpoint("no model server could be reached")
+                : OpenAiError.badGateway(lastFailure));
+    }
+
+    /**
+     * The exchange failed at the connection before any answer: a refused or timed-out connect, or a connection reset or
+     * closed before the status line came. {@code send} returns once the status line and headers are in, so whatever
+     * it throws came before them, but for a malformed answer (the server did answer) and a time-out waiting for one
+     * (the server has the request and is slow).
+     */
+    private static boolean failedBeforeAnswer(IOException e) {
+        return e instanceof HttpConnectTimeoutException
+                || !(e instanceof HttpTimeoutException || e instanceof ProtocolException);
     }
 
     private HttpRequest upstreamRequest(ServerRequest req, EndpointState target, byte[] body) {

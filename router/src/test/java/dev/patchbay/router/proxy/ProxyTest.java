@@ -232,6 +232,86 @@ class ProxyTest {
         });
     }
 
+    @Test
+    void aConnectionDroppedBeforeTheAnswerIsRetriedOnTheNextBestEndpoint() throws Exception {
+        FakeModelServer dying = server("dying", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer other = server("other", FakeModelServer.page(0, 0.1));
+        RouterHarness router = router(RouterConfig.DEFAULT, dying, other);
+        router.awaitReady(2);
+        // It still answers its scrapes: only the request finds the connection gone.
+        dying.hangUpOnCompletions = true;
+        for (int i = 0; i < 3; i++) {
+            HttpResponse<String> response = router.complete("sql");
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(servedBy(response)).isEqualTo("other");
+            assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(other.address());
+        }
+        assertThat(dying.completions.get()).as("each request tried the best-ranked server first").isEqualTo(3);
+        String metrics = router.get("/metrics").body();
+        assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} 3");
+        assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + dying.address() + "\"}");
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(dying.address()))).isZero();
+        assertThat(router.router.pool().statuses()).allSatisfy(status ->
+                assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero());
+    }
+
+    @Test
+    void concurrentRequestsRetriedAfterADroppedConnectionAreEachBookedOnceWhereServed() throws Exception {
+        FakeModelServer dying = server("dying", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer other = server("other", FakeModelServer.page(0, 0.1));
+        RouterHarness router = router(RouterConfig.DEFAULT, dying, other);
+        router.awaitReady(2);
+        dying.hangUpOnCompletions = true;
+        int threads = 8;
+        int perThread = 5;
+        ExecutorService clients = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<List<String>>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                results.add(clients.submit(() -> {
+                    List<String> served = new ArrayList<>();
+                    for (int i = 0; i < perThread; i++) {
+                        HttpResponse<String> response = router.complete("sql");
+                        served.add(response.statusCode() + " " + servedBy(response));
+                    }
+                    return served;
+                }));
+            }
+            for (Future<List<String>> result : results) {
+                assertThat(result.get(60, TimeUnit.SECONDS)).containsOnly("200 other");
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        assertThat(dying.completions.get()).as("requests tried there first").isPositive();
+        assertThat(other.completions.get()).isEqualTo(threads * perThread);
+        String metrics = router.get("/metrics").body();
+        assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} "
+                + threads * perThread + ".0");
+        assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + dying.address() + "\"}");
+        for (FakeModelServer server : List.of(dying, other)) {
+            assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(server.address()))).isZero();
+        }
+        assertThat(router.router.pool().statuses()).allSatisfy(status -> {
+            assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero();
+            assertThat(status.metrics().runningRequests()).as("own requests left on " + status.endpoint()).isZero();
+        });
+    }
+
+    @Test
+    void aRequestWhoseOnlyServerDropsTheConnectionGets502() throws Exception {
+        FakeModelServer dying = server("dying", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = router(RouterConfig.DEFAULT, dying);
+        router.awaitReady(1);
+        dying.hangUpOnCompletions = true;
+        HttpResponse<String> response = router.complete("sql");
+        assertThat(response.statusCode()).isEqualTo(502);
+        JsonNode error = JSON.readTree(response.body()).path("error");
+        assertThat(error.path("code").asText()).isEqualTo("upstream_failed");
+        assertThat(error.path("message").asText()).contains(dying.address()).contains("before answering");
+        assertThat(dying.completions.get()).isEqualTo(1);
+    }
+
     static Stream<Arguments> pagesThatDoNotShowTheLoad() {
         String good = FakeModelServer.page(0, 0.1);
         return Stream.of(

@@ -88,7 +88,7 @@ class RequestBodyTest {
     }
 
     @ParameterizedTest(name = "{0} bytes")
-    @ValueSource(ints = {RouteDecider.MAX_BODY_BYTES + 1, 17_000_000, 20_000_000})
+    @ValueSource(ints = {RouteDecider.MAX_BODY_BYTES + 1, 17_000_000, 20 * 1024 * 1024})
     void aBodyOverTheLimitGets413ByContentLength(int size) throws Exception {
         RawHttp.Response response = RawHttp.exchange(router.port(), withLength(completionOfSize(size)), false);
         assertThat(response.status()).as(response.body()).isEqualTo(413);
@@ -98,7 +98,7 @@ class RequestBodyTest {
     }
 
     @ParameterizedTest(name = "{0} bytes")
-    @ValueSource(ints = {RouteDecider.MAX_BODY_BYTES + 1, 20_000_000})
+    @ValueSource(ints = {RouteDecider.MAX_BODY_BYTES + 1, 20 * 1024 * 1024})
     void aBodyOverTheLimitGets413Chunked(int size) throws Exception {
         RawHttp.Response response = RawHttp.exchange(router.port(), chunked(completionOfSize(size), 1 << 20), false);
         assertThat(response.status()).as(response.body()).isEqualTo(413);
