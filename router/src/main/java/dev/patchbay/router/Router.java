@@ -9,8 +9,8 @@ import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.MetricsFetcher;
 import dev.patchbay.router.proxy.ProxyHandler;
 import dev.patchbay.router.proxy.RouterMetrics;
-import dev.patchbay.router.route.RouteDecider;
 import dev.patchbay.router.route.OpenAiError;
+import dev.patchbay.router.route.RouteDecider;
 import io.helidon.http.DirectHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.ServerResponseHeaders;
@@ -119,10 +119,11 @@ public final class Router implements AutoCloseable {
         return this;
     }
 
+    /** Helidon's own errors in OpenAI's shape; a server error says only its status, not what went wrong inside. */
     private static DirectHandler.TransportResponse openAiError(DirectHandler.TransportRequest request,
                                                                DirectHandler.EventType type, Status status,
                                                                ServerResponseHeaders headers, String message) {
-        String text = message == null || message.isBlank() ? status.reasonPhrase() : message;
+        String text = message == null || message.isBlank() || status.code() >= 500 ? status.reasonPhrase() : message;
         return DirectHandler.TransportResponse.builder()
                 .status(status)
                 .headers(headers)

@@ -60,7 +60,7 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
 
     /** {@link #DEFAULT_MAX_STALENESS}, or {@code staleness} when that is longer. */
     public static Duration defaultMaxStaleness(Duration staleness) {
-        return staleness.compareTo(DEFAULT_MAX_STALENESS) > 0 ? staleness : DEFAULT_MAX_STALENESS;
+        return EndpointPool.defaultMaxStaleness(staleness);
     }
 
     /** Loopback, a free port, default config and timings, no external processor. */
@@ -78,11 +78,6 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
     public RouterOptions withTimings(Duration newInterval, Duration newStaleness) {
         Duration max = maxStaleness.compareTo(newStaleness) < 0 ? newStaleness : maxStaleness;
         return new RouterOptions(host, port, endpoints, config, newInterval, newStaleness, max, extProcPort);
-    }
-
-    public RouterOptions withMaxStaleness(Duration newMaxStaleness) {
-        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, newMaxStaleness,
-                extProcPort);
     }
 
     public RouterOptions withExtProcPort(int newPort) {

@@ -98,7 +98,7 @@ public final class EndpointPool implements AutoCloseable {
             if (reason != failingFor || (out && !before.failing())) {
                 LOG.log(System.Logger.Level.WARNING, out
                         ? before.endpoint() + " gets no new requests (" + reason.label() + "): " + error
-                        : before.endpoint() + " did not answer its metrics in time; its last good data ages: " + error);
+                        : before.endpoint() + " did not answer its metrics in time (" + reason.label() + "): " + error);
             }
             failingFor = reason;
         }
@@ -179,16 +179,16 @@ public final class EndpointPool implements AutoCloseable {
     private Thread ticker;
     private String lastSourceError;
 
-    /** Pages fetched with {@code fetcher}; max staleness {@link #DEFAULT_MAX_STALENESS} (or the staleness, if longer). */
+    /** Pages fetched with {@code fetcher}; max staleness {@link #defaultMaxStaleness}. */
     public EndpointPool(EndpointSource source, Fetcher fetcher, Duration interval, Duration staleness,
                         Consumer<Endpoint> onScrapeFailure) {
         this(source, pages(fetcher), interval, staleness, onScrapeFailure, System::nanoTime);
     }
 
-    /** Max staleness {@link #DEFAULT_MAX_STALENESS} (or the staleness, if longer). */
+    /** Max staleness {@link #defaultMaxStaleness}. */
     public EndpointPool(EndpointSource source, MetricsSource metricsSource, Duration interval, Duration staleness,
                         Consumer<Endpoint> onScrapeFailure, LongSupplier nanoClock) {
-        this(source, metricsSource, interval, staleness, max(staleness, DEFAULT_MAX_STALENESS),
+        this(source, metricsSource, interval, staleness, defaultMaxStaleness(staleness),
                 (endpoint, reason) -> onScrapeFailure.accept(endpoint), nanoClock);
     }
 
@@ -213,8 +213,9 @@ public final class EndpointPool implements AutoCloseable {
         this.nanoClock = nanoClock;
     }
 
-    private static Duration max(Duration a, Duration b) {
-        return a.compareTo(b) >= 0 ? a : b;
+    /** {@link #DEFAULT_MAX_STALENESS}, or {@code staleness} when that is longer. */
+    public static Duration defaultMaxStaleness(Duration staleness) {
+        return staleness.compareTo(DEFAULT_MAX_STALENESS) > 0 ? staleness : DEFAULT_MAX_STALENESS;
     }
 
     public synchronized void start() {

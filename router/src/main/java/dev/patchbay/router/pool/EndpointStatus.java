@@ -8,7 +8,8 @@ import dev.patchbay.router.scrape.EndpointMetrics;
  *
  * @param metrics         the last good scrape, or null before the first one
  * @param lastGoodNanos   System.nanoTime() of the last good scrape, or 0
- * @param failing         true after a failed scrape (other than a timed-out one) or a refused connection, until a good scrape
+ * @param failing         true after a failed scrape (other than a timed-out one) or a refused connection, until a
+ *                        good scrape
  * @param lastError       why the last scrape failed, or null
  */
 public record EndpointStatus(Endpoint endpoint, EndpointMetrics metrics, long lastGoodNanos, boolean failing,
@@ -16,11 +17,6 @@ public record EndpointStatus(Endpoint endpoint, EndpointMetrics metrics, long la
     /** It has data, and nothing has failed since the scrape that read it; how old the data is aside. */
     public boolean isUsable() {
         return metrics != null && !failing;
-    }
-
-    /** Usable, and its data no older than {@code stalenessNanos}. */
-    public boolean isFresh(long nowNanos, long stalenessNanos) {
-        return isUsable() && nowNanos - lastGoodNanos <= stalenessNanos;
     }
 
     /** Seconds since the last good scrape; +Inf before the first one. */

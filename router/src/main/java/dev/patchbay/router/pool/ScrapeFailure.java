@@ -14,7 +14,7 @@ import java.util.Locale;
  * last good scrape read, which then only ages (a busy host makes every scrape slow at once).
  */
 public enum ScrapeFailure {
-    /** The connection was refused, reset or timed out, or the name did not resolve. */
+    /** The connection was refused or reset, its connect timed out, or the name did not resolve. */
     UNREACHABLE,
     /** Connected, but the page did not come within the scrape's time bound. */
     TIMEOUT,
