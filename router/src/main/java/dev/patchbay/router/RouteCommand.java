@@ -44,6 +44,12 @@ public final class RouteCommand implements Callable<Integer> {
             description = "Age after which a server's data is stale and it gets no requests (default ${DEFAULT-VALUE}).")
     Duration staleness;
 
+    @Option(names = "--max-staleness", paramLabel = "DURATION", converter = DurationOption.class,
+            description = "When no server's data is fresh (a busy host slows every scrape), route on the freshest "
+                    + "last good data no older than this, rather than refuse; servers whose scrape failed are still "
+                    + "left out. At least --staleness (default 5s, or --staleness if longer).")
+    Duration maxStaleness;
+
     @Option(names = "--ext-proc-port", paramLabel = "PORT",
             description = "Also serve Envoy's external processor (gRPC, the Endpoint Picker Protocol) on this port; "
                     + "the gateway's endpoint picker uses 9002. Off unless given.")
@@ -100,6 +106,7 @@ public final class RouteCommand implements Callable<Integer> {
         }
         try {
             return new RouterOptions(host, port, source, routerConfig, scrapeInterval, staleness,
+                    maxStaleness == null ? RouterOptions.defaultMaxStaleness(staleness) : maxStaleness,
                     extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());

@@ -9,7 +9,12 @@ import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.MetricsFetcher;
 import dev.patchbay.router.proxy.ProxyHandler;
 import dev.patchbay.router.proxy.RouterMetrics;
+import dev.patchbay.router.route.OpenAiError;
 import dev.patchbay.router.route.RouteDecider;
+import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.ServerResponseHeaders;
+import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
 
 import java.io.IOException;
@@ -41,8 +46,8 @@ public final class Router implements AutoCloseable {
         proxyClient = newClient(options);
         scrapeClient = newClient(options);
         MetricsFetcher fetcher = new MetricsFetcher(scrapeClient, options.staleness());
-        pool = new EndpointPool(options.endpoints(), fetcher::fetch, options.scrapeInterval(), options.staleness(),
-                metrics::scrapeFailed);
+        pool = new EndpointPool(options.endpoints(), EndpointPool.pages(fetcher::fetch), options.scrapeInterval(),
+                options.staleness(), options.maxStaleness(), metrics::scrapeFailed, System::nanoTime);
         metrics.watch(pool);
         picker = options.config().createPicker(random);
         for (var filter : picker.filters()) {
@@ -74,6 +79,12 @@ public final class Router implements AutoCloseable {
                 .port(options.port())
                 // TCP_NODELAY: proxied chunks must not wait on the client's delayed ACK.
                 .connectionOptions(o -> o.tcpNoDelay(true))
+                // Errors the server raises itself (a request it cannot parse) get the OpenAI shape too.
+                .directHandlers(handlers -> {
+                    for (DirectHandler.EventType type : DirectHandler.EventType.values()) {
+                        handlers.addHandler(type, Router::openAiError);
+                    }
+                })
                 .routing(routing -> routing
                         .post("/v1/completions", proxy::handleModelRequest)
                         .post("/v1/chat/completions", proxy::handleModelRequest)
@@ -84,7 +95,8 @@ public final class Router implements AutoCloseable {
                                 metrics.write(out);
                             }
                         })
-                        .get("/health", (req, res) -> res.send("ok")))
+                        .get("/health", (req, res) -> res.send("ok"))
+                        .any(proxy::handleUnknownPath))
                 .build()
                 .start();
         // Helidon logs a failed bind and returns a stopped server rather than throwing.
@@ -105,6 +117,20 @@ public final class Router implements AutoCloseable {
             }
         }
         return this;
+    }
+
+    /** Helidon's own errors in OpenAI's shape; a server error says only its status, not what went wrong inside. */
+    private static DirectHandler.TransportResponse openAiError(DirectHandler.TransportRequest request,
+                                                               DirectHandler.EventType type, Status status,
+                                                               ServerResponseHeaders headers, String message) {
+        String text = message == null || message.isBlank() || status.code() >= 500 ? status.reasonPhrase() : message;
+        return DirectHandler.TransportResponse.builder()
+                .status(status)
+                .headers(headers)
+                .header(HeaderNames.CONTENT_TYPE, "application/json")
+                .keepAlive(type.keepAlive())
+                .entity(OpenAiError.ofStatus(status.code(), text).body())
+                .build();
     }
 
     /** The external processor's gRPC port, when it runs. */

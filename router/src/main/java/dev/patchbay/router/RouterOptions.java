@@ -1,6 +1,7 @@
 package dev.patchbay.router;
 
 import dev.patchbay.router.config.RouterConfig;
+import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
 
 import java.time.Duration;
@@ -15,14 +16,18 @@ import java.time.Duration;
  * @param scrapeInterval how often every endpoint's metrics are read
  * @param staleness      how old an endpoint's data may be before it gets no new requests; also
  *                       the bound on one scrape's duration
+ * @param maxStaleness   how old an endpoint's last good data may be and still be routed on when no endpoint's
+ *                       data is within {@code staleness} (see {@link dev.patchbay.router.pool.EndpointPool#candidates});
+ *                       at least {@code staleness}
  * @param extProcPort    port of the Envoy external processor (gRPC); 0 picks a free one, {@link #NO_EXT_PROC} runs
  *                       none
  */
 public record RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
-                            Duration scrapeInterval, Duration staleness, int extProcPort) {
+                            Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort) {
     public static final int NO_EXT_PROC = -1;
     public static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(50);
     public static final Duration DEFAULT_STALENESS = Duration.ofMillis(200);
+    public static final Duration DEFAULT_MAX_STALENESS = EndpointPool.DEFAULT_MAX_STALENESS;
 
     public RouterOptions {
         if (scrapeInterval.isNegative() || scrapeInterval.isZero()) {
@@ -35,12 +40,27 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
             throw new IllegalArgumentException("staleness (" + staleness.toMillis()
                     + " ms) must be at least the scrape interval (" + scrapeInterval.toMillis() + " ms)");
         }
+        if (maxStaleness.compareTo(staleness) < 0) {
+            throw new IllegalArgumentException("max staleness (" + maxStaleness.toMillis()
+                    + " ms) must be at least the staleness (" + staleness.toMillis() + " ms)");
+        }
     }
 
-    /** Without an external processor. */
+    /** Max staleness {@link #defaultMaxStaleness}. */
+    public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
+                         Duration scrapeInterval, Duration staleness, int extProcPort) {
+        this(host, port, endpoints, config, scrapeInterval, staleness, defaultMaxStaleness(staleness), extProcPort);
+    }
+
+    /** Without an external processor; max staleness {@link #defaultMaxStaleness}. */
     public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
                          Duration scrapeInterval, Duration staleness) {
         this(host, port, endpoints, config, scrapeInterval, staleness, NO_EXT_PROC);
+    }
+
+    /** {@link #DEFAULT_MAX_STALENESS}, or {@code staleness} when that is longer. */
+    public static Duration defaultMaxStaleness(Duration staleness) {
+        return EndpointPool.defaultMaxStaleness(staleness);
     }
 
     /** Loopback, a free port, default config and timings, no external processor. */
@@ -50,14 +70,17 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
     }
 
     public RouterOptions withConfig(RouterConfig newConfig) {
-        return new RouterOptions(host, port, endpoints, newConfig, scrapeInterval, staleness, extProcPort);
+        return new RouterOptions(host, port, endpoints, newConfig, scrapeInterval, staleness, maxStaleness,
+                extProcPort);
     }
 
+    /** New interval and staleness; the max staleness is raised to the staleness if it falls short. */
     public RouterOptions withTimings(Duration newInterval, Duration newStaleness) {
-        return new RouterOptions(host, port, endpoints, config, newInterval, newStaleness, extProcPort);
+        Duration max = maxStaleness.compareTo(newStaleness) < 0 ? newStaleness : maxStaleness;
+        return new RouterOptions(host, port, endpoints, config, newInterval, newStaleness, max, extProcPort);
     }
 
     public RouterOptions withExtProcPort(int newPort) {
-        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, newPort);
+        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, newPort);
     }
 }

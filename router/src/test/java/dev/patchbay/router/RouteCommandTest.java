@@ -121,6 +121,35 @@ class RouteCommandTest {
     }
 
     @Test
+    void maxStalenessDefaultsToFiveSecondsOrTheStalenessAndMayNotBeShorterThanIt() throws Exception {
+        RouteCommand defaults = new RouteCommand();
+        new CommandLine(defaults).parseArgs("--endpoints", "127.0.0.1:1");
+        assertThat(defaults.options().maxStaleness()).isEqualTo(Duration.ofSeconds(5))
+                .isEqualTo(RouterOptions.DEFAULT_MAX_STALENESS);
+
+        RouteCommand longStaleness = new RouteCommand();
+        new CommandLine(longStaleness).parseArgs("--endpoints", "127.0.0.1:1", "--staleness", "8s");
+        assertThat(longStaleness.options().maxStaleness()).as("raised to the staleness").isEqualTo(Duration.ofSeconds(8));
+
+        RouteCommand given = new RouteCommand();
+        new CommandLine(given).parseArgs("--endpoints", "127.0.0.1:1", "--max-staleness", "750ms");
+        assertThat(given.options().maxStaleness()).isEqualTo(Duration.ofMillis(750));
+
+        StringWriter err = new StringWriter();
+        assertThat(run(err, "--endpoints", "127.0.0.1:1", "--staleness", "1s", "--max-staleness", "500ms"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("max staleness (500 ms) must be at least the staleness (1000 ms)");
+        assertThat(run(err, "--endpoints", "127.0.0.1:1", "--max-staleness", "5")).isEqualTo(2);
+        assertThat(err.toString()).contains("'5' has no unit");
+
+        StringWriter out = new StringWriter();
+        CommandLine cli = new CommandLine(new RouteCommand());
+        cli.setOut(new PrintWriter(out));
+        assertThat(cli.execute("--help")).isZero();
+        assertThat(out.toString()).contains("--max-staleness");
+    }
+
+    @Test
     void theConfigsProfileFileDefinesTheRoutersProfileAndABadOneStopsTheStart() throws Exception {
         Path dir = Files.createTempDirectory("route-profiles");
         try {

@@ -59,7 +59,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
     static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
     /** Larger bodies are refused (413): the router must hold a whole body to read its model. */
-    static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
+    static final int MAX_BODY_BYTES = RouteDecider.MAX_BODY_BYTES;
     /** Streamed body chunks sent back stay under Envoy's 64 KiB advice, as the gateway's picker does. */
     static final int MAX_CHUNK_BYTES = 62_000;
 
@@ -127,8 +127,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
             return; // a repeated last chunk (Envoy sends one on some large bodies): the decision stands
         }
         if (body.size() + chunk.getBody().size() > MAX_BODY_BYTES) {
-            refuse(new OpenAiError(413, "the request body is larger than " + MAX_BODY_BYTES + " bytes",
-                    "invalid_request_error", null, "body_too_large"));
+            refuse(OpenAiError.tooLarge(MAX_BODY_BYTES));
             return;
         }
         body = body.concat(chunk.getBody());
@@ -167,7 +166,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         }
         EndpointState target = decision.ranked().getFirst();
         String destination = target.endpoint().address();
-        metrics.picked(target, decision.request());
+        metrics.picked(target, decision);
         inFlight = decider.sent(decision, target);
 
         HeaderMutation.Builder mutation = HeaderMutation.newBuilder().addSetHeaders(header(

@@ -6,6 +6,7 @@ import dev.patchbay.router.prom.MalformedPageException;
 import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.EndpointMetricsReader;
+import dev.patchbay.router.scrape.UnusablePageException;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -20,11 +21,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * The endpoints and what was last read from each. Every interval it re-reads the endpoint
  * source and scrapes every endpoint concurrently, one scrape in flight per endpoint at most.
- * An endpoint is ready when its last scrape succeeded within the staleness bound.
+ * An endpoint is ready when its last scrape succeeded within the staleness bound; when no
+ * endpoint is, those whose last good data is within the longer max-staleness bound stand in
+ * ({@link #candidates}).
  */
 public final class EndpointPool implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(EndpointPool.class.getName());
@@ -42,6 +46,8 @@ public final class EndpointPool implements AutoCloseable {
         private EndpointMetrics scraped;
         /** The router's requests that no scrape begun after their send has shown yet, oldest first. */
         private final List<RequestInFlight> unseen = new ArrayList<>();
+        /** Why scrapes have failed since the last good one (the latest reason), or null: logged when it changes. */
+        private ScrapeFailure failingFor;
 
         Slot(Endpoint endpoint) {
             status = new AtomicReference<>(new EndpointStatus(endpoint, null, 0, false, null));
@@ -53,9 +59,10 @@ public final class EndpointPool implements AutoCloseable {
             unseen.removeIf(request -> request.sentNanos() < startedNanos);
             EndpointStatus before = status.get();
             status.set(new EndpointStatus(before.endpoint(), withUnseen(), nowNanos, false, null));
-            if (before.failing()) {
+            if (before.failing() || failingFor != null) {
                 LOG.log(System.Logger.Level.INFO, before.endpoint() + " answers its metrics again");
             }
+            failingFor = null;
         }
 
         synchronized void add(RequestInFlight request) {
@@ -79,12 +86,21 @@ public final class EndpointPool implements AutoCloseable {
             }
         }
 
-        synchronized void fail(String error) {
+        /**
+         * A failed scrape, or a refused connection: the endpoint is out until its next good scrape, but for a
+         * time-out, which leaves its data to age. Logged when the reason changes, so a failing endpoint does not
+         * log every round.
+         */
+        synchronized void fail(ScrapeFailure reason, String error) {
+            boolean out = reason.takesOut();
             EndpointStatus before = status.getAndUpdate(
-                    s -> new EndpointStatus(s.endpoint(), s.metrics(), s.lastGoodNanos(), true, error));
-            if (!before.failing()) {
-                LOG.log(System.Logger.Level.WARNING, before.endpoint() + " gets no new requests: " + error);
+                    s -> new EndpointStatus(s.endpoint(), s.metrics(), s.lastGoodNanos(), s.failing() || out, error));
+            if (reason != failingFor || (out && !before.failing())) {
+                LOG.log(System.Logger.Level.WARNING, out
+                        ? before.endpoint() + " gets no new requests (" + reason.label() + "): " + error
+                        : before.endpoint() + " did not answer its metrics in time (" + reason.label() + "): " + error);
             }
+            failingFor = reason;
         }
 
         /** The last scrape with every request it cannot show yet, each as it stands now. */
@@ -98,6 +114,23 @@ public final class EndpointPool implements AutoCloseable {
                 };
             }
             return metrics;
+        }
+    }
+
+    /** Told of every failed scrape, with its reason. */
+    @FunctionalInterface
+    public interface FailureListener {
+        void scrapeFailed(Endpoint endpoint, ScrapeFailure reason);
+    }
+
+    /**
+     * The endpoints a pick may choose from, in list order.
+     *
+     * @param stale true when no eligible endpoint had fresh data, so these are read from older data
+     */
+    public record Candidates(List<EndpointState> states, boolean stale) {
+        public Candidates {
+            states = List.copyOf(states);
         }
     }
 
@@ -115,20 +148,27 @@ public final class EndpointPool implements AutoCloseable {
     @FunctionalInterface
     public interface MetricsSource {
         EndpointMetrics read(Endpoint endpoint, AdapterIds ids)
-                throws IOException, InterruptedException, MalformedPageException;
+                throws IOException, InterruptedException, MalformedPageException, UnusablePageException;
     }
 
-    /** Fetches each page with {@code fetcher} and parses it as the router does. */
+    /**
+     * Fetches each page with {@code fetcher} and parses it as the router does: a page that does not show the server's
+     * load fails the scrape ({@link EndpointMetricsReader#readRoutable}).
+     */
     public static MetricsSource pages(Fetcher fetcher) {
         EndpointMetricsReader reader = new EndpointMetricsReader();
-        return (endpoint, ids) -> reader.read(fetcher.fetch(endpoint), ids);
+        return (endpoint, ids) -> reader.readRoutable(fetcher.fetch(endpoint), ids);
     }
+
+    /** How old an endpoint's last good data may be and still stand in when no endpoint has fresh data. */
+    public static final Duration DEFAULT_MAX_STALENESS = Duration.ofSeconds(5);
 
     private final EndpointSource source;
     private final MetricsSource metricsSource;
     private final Duration interval;
     private final long stalenessNanos;
-    private final Consumer<Endpoint> onScrapeFailure;
+    private final long maxStalenessNanos;
+    private final FailureListener onScrapeFailure;
     private final LongSupplier nanoClock;
     private final ExecutorService scrapes = Executors.newVirtualThreadPerTaskExecutor();
     /** This pool's adapter ids: every scrape's metrics are re-keyed to it, so its picks compare like with like. */
@@ -139,23 +179,43 @@ public final class EndpointPool implements AutoCloseable {
     private Thread ticker;
     private String lastSourceError;
 
+    /** Pages fetched with {@code fetcher}; max staleness {@link #defaultMaxStaleness}. */
     public EndpointPool(EndpointSource source, Fetcher fetcher, Duration interval, Duration staleness,
                         Consumer<Endpoint> onScrapeFailure) {
         this(source, pages(fetcher), interval, staleness, onScrapeFailure, System::nanoTime);
     }
 
-    /**
-     * @param nanoClock the time of scrapes, sends and staleness ({@code System::nanoTime}, or a simulator's virtual
-     *                  clock, which then calls {@link #scrapeNow} instead of {@link #start})
-     */
+    /** Max staleness {@link #defaultMaxStaleness}. */
     public EndpointPool(EndpointSource source, MetricsSource metricsSource, Duration interval, Duration staleness,
                         Consumer<Endpoint> onScrapeFailure, LongSupplier nanoClock) {
+        this(source, metricsSource, interval, staleness, defaultMaxStaleness(staleness),
+                (endpoint, reason) -> onScrapeFailure.accept(endpoint), nanoClock);
+    }
+
+    /**
+     * @param staleness    how old an endpoint's data may be for it to be ready
+     * @param maxStaleness how old it may be to stand in when no endpoint's data is fresh; at least {@code staleness}
+     * @param nanoClock    the time of scrapes, sends and staleness ({@code System::nanoTime}, or a simulator's virtual
+     *                     clock, which then calls {@link #scrapeNow} instead of {@link #start})
+     */
+    public EndpointPool(EndpointSource source, MetricsSource metricsSource, Duration interval, Duration staleness,
+                        Duration maxStaleness, FailureListener onScrapeFailure, LongSupplier nanoClock) {
+        if (maxStaleness.compareTo(staleness) < 0) {
+            throw new IllegalArgumentException("max staleness (" + maxStaleness.toMillis()
+                    + " ms) must be at least the staleness (" + staleness.toMillis() + " ms)");
+        }
         this.source = source;
         this.metricsSource = metricsSource;
         this.interval = interval;
         this.stalenessNanos = staleness.toNanos();
+        this.maxStalenessNanos = maxStaleness.toNanos();
         this.onScrapeFailure = onScrapeFailure;
         this.nanoClock = nanoClock;
+    }
+
+    /** {@link #DEFAULT_MAX_STALENESS}, or {@code staleness} when that is longer. */
+    public static Duration defaultMaxStaleness(Duration staleness) {
+        return staleness.compareTo(DEFAULT_MAX_STALENESS) > 0 ? staleness : DEFAULT_MAX_STALENESS;
     }
 
     public synchronized void start() {
@@ -247,9 +307,16 @@ public final class EndpointPool implements AutoCloseable {
             // (a source that built them in another table is re-keyed; one that used the pool's costs nothing here)
             EndpointMetrics metrics = metricsSource.read(endpoint, adapterIds).inTable(adapterIds);
             slot.scraped(metrics, started, nanoClock.getAsLong());
-        } catch (IOException | MalformedPageException | RuntimeException e) {
-            slot.fail(e instanceof MalformedPageException ? "malformed page: " + e.getMessage() : e.toString());
-            onScrapeFailure.accept(endpoint);
+        } catch (IOException | MalformedPageException | UnusablePageException | RuntimeException e) {
+            ScrapeFailure reason = ScrapeFailure.of(e);
+            slot.fail(reason, switch (e) {
+                case MalformedPageException m -> "malformed page: " + m.getMessage();
+                case UnusablePageException u -> "unusable page: " + u.getMessage();
+                case MetricsFetcher.TimedOutException t -> t.getMessage();
+                case MetricsFetcher.BadStatusException b -> b.getMessage();
+                default -> e.toString();
+            });
+            onScrapeFailure.scrapeFailed(endpoint, reason);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -261,7 +328,7 @@ public final class EndpointPool implements AutoCloseable {
     public void markUnreachable(Endpoint endpoint, String why) {
         Slot slot = slots.get(endpoint);
         if (slot != null) {
-            slot.fail(why);
+            slot.fail(ScrapeFailure.UNREACHABLE, why);
         }
     }
 
@@ -290,19 +357,54 @@ public final class EndpointPool implements AutoCloseable {
         return slot == null ? 0 : slot.promptTokensInFlight.get();
     }
 
-    /** The endpoints that may get new requests, with their latest metrics, in list order. */
+    /** The endpoints that may get new requests, with their latest metrics, in list order: {@link #candidates}. */
     public List<EndpointState> readyStates() {
+        return candidates(endpoint -> true).states();
+    }
+
+    /**
+     * The endpoints among {@code eligible} that may get new requests, with their latest metrics, in list order: those
+     * whose last scrape succeeded within the staleness bound. When there are none (a busy host slows every scrape at
+     * once), refusing every request would be worse than routing on older data, so the endpoints whose last good data
+     * is within the max-staleness bound stand in, and the result says so. Their data is trusted less the older it
+     * is: one whose data is older than the freshest by more than the staleness bound is left out, as it would be
+     * were the freshest fresh. An endpoint whose scrape failed, or that refused a connection, since its last good
+     * scrape never stands in.
+     */
+    public Candidates candidates(Predicate<Endpoint> eligible) {
         long now = nanoClock.getAsLong();
         Map<Endpoint, Slot> current = slots;
-        List<EndpointState> ready = new ArrayList<>(current.size());
+        List<EndpointState> fresh = new ArrayList<>(current.size());
+        List<EndpointStatus> stale = new ArrayList<>();
+        List<Slot> staleSlots = new ArrayList<>();
+        long freshestStaleAge = Long.MAX_VALUE;
         for (Endpoint endpoint : order) {
             Slot slot = current.get(endpoint);
             EndpointStatus status = slot == null ? null : slot.status.get();
-            if (status != null && status.isReady(now, stalenessNanos)) {
-                ready.add(new EndpointState(endpoint, status.metrics(), slot.promptTokensInFlight.get()));
+            if (status == null || !status.isUsable() || !eligible.test(endpoint)) {
+                continue;
+            }
+            long age = now - status.lastGoodNanos();
+            if (age <= stalenessNanos) {
+                fresh.add(new EndpointState(endpoint, status.metrics(), slot.promptTokensInFlight.get()));
+            } else if (fresh.isEmpty() && age <= maxStalenessNanos) {
+                stale.add(status);
+                staleSlots.add(slot);
+                freshestStaleAge = Math.min(freshestStaleAge, age);
             }
         }
-        return ready;
+        if (!fresh.isEmpty() || stale.isEmpty()) {
+            return new Candidates(fresh, false);
+        }
+        List<EndpointState> standIns = new ArrayList<>(stale.size());
+        for (int i = 0; i < stale.size(); i++) {
+            EndpointStatus status = stale.get(i);
+            if (now - status.lastGoodNanos() - freshestStaleAge <= stalenessNanos) {
+                standIns.add(new EndpointState(status.endpoint(), status.metrics(),
+                        staleSlots.get(i).promptTokensInFlight.get()));
+            }
+        }
+        return new Candidates(standIns, true);
     }
 
     /** Every endpoint's status, ready or not, in list order. */
@@ -316,10 +418,6 @@ public final class EndpointPool implements AutoCloseable {
             }
         }
         return all;
-    }
-
-    public boolean isReady(EndpointStatus status) {
-        return status.isReady(nanoClock.getAsLong(), stalenessNanos);
     }
 
     @Override

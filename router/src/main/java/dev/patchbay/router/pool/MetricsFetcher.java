@@ -16,6 +16,20 @@ import java.util.concurrent.TimeoutException;
 
 /** Fetches an endpoint's metrics page over HTTP, bounded by a time-out for the whole exchange. */
 public final class MetricsFetcher {
+    /** The metrics endpoint answered with a status other than 200. */
+    public static final class BadStatusException extends IOException {
+        BadStatusException(int status) {
+            super("metrics answered HTTP " + status);
+        }
+    }
+
+    /** The page did not come within the time-out. */
+    public static final class TimedOutException extends IOException {
+        TimedOutException(Duration timeout) {
+            super("metrics took longer than " + timeout.toMillis() + " ms");
+        }
+    }
+
     private final HttpClient client;
     private final Duration timeout;
 
@@ -36,12 +50,12 @@ public final class MetricsFetcher {
         try {
             HttpResponse<String> response = exchange.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
             if (response.statusCode() != 200) {
-                throw new IOException("metrics answered HTTP " + response.statusCode());
+                throw new BadStatusException(response.statusCode());
             }
             return response.body();
         } catch (TimeoutException e) {
             exchange.cancel(true);
-            throw new IOException("metrics took longer than " + timeout.toMillis() + " ms");
+            throw new TimedOutException(timeout);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);

@@ -1,7 +1,6 @@
 package dev.patchbay.router.proxy;
 
 import dev.patchbay.router.pick.EndpointState;
-import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.RequestInFlight;
 import dev.patchbay.router.route.OpenAiError;
@@ -9,6 +8,7 @@ import dev.patchbay.router.route.RouteDecider;
 import dev.patchbay.router.route.RouteDecision;
 import io.helidon.http.Header;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
@@ -17,22 +17,26 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ConnectException;
+import java.net.ProtocolException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
 /**
  * Forwards OpenAI requests to the endpoint {@link RouteDecider} picked, streaming the answer
- * through as it comes; retries the next-best endpoint once when a connection is refused.
+ * through as it comes; retries the next-best endpoint once when the connection fails before
+ * any answer (refused, or reset or closed before the status line). Answers the requests it
+ * cannot forward (a body over the limit or cut short, an unknown path) with OpenAI errors.
  */
 public final class ProxyHandler {
     public static final String DESTINATION_HEADER = "x-gateway-destination-endpoint";
-    /** Tries per request: the best endpoint, then the next best if the first refused the connection. */
+    /** Tries per request: the best endpoint, then the next best if the first failed before answering. */
     private static final int MAX_ATTEMPTS = 2;
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
             "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
@@ -55,9 +59,20 @@ public final class ProxyHandler {
     /** POST /v1/completions and /v1/chat/completions: the body's {@code model} decides. */
     public void handleModelRequest(ServerRequest req, ServerResponse res) throws IOException {
         long arrived = System.nanoTime();
-        byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
-        RouteDecision decision = decider.decide(body, name -> req.headers().first(HeaderNames.create(name)));
+        RequestBody.Result body = RequestBody.read(req, RouteDecider.MAX_BODY_BYTES);
+        if (body.error() != null) {
+            respond(res, body.error(), body.closeConnection());
+            return;
+        }
+        RouteDecision decision = decider.decide(body.bytes(), name -> req.headers().first(HeaderNames.create(name)));
         forward(req, res, decision, arrived);
+    }
+
+    /** Any other method and path: 404 in OpenAI's shape, once the body (if any) is read. */
+    public void handleUnknownPath(ServerRequest req, ServerResponse res) {
+        RequestBody.Result body = RequestBody.read(req, RouteDecider.MAX_BODY_BYTES);
+        respond(res, OpenAiError.unknownUrl(req.prologue().method().text(), req.path().rawPath()),
+                body.closeConnection());
     }
 
     /** GET /v1/models: any ready endpoint can answer. */
@@ -73,9 +88,10 @@ public final class ProxyHandler {
             respond(res, decision.error());
             return;
         }
-        PickRequest pick = decision.request();
         List<EndpointState> ranked = decision.ranked();
         int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
+        boolean everyConnectFailed = true;
+        String lastFailure = null;
         for (int attempt = 0; attempt < attempts; attempt++) {
             EndpointState target = ranked.get(attempt);
             RequestInFlight inFlight = decider.sent(decision, target);
@@ -84,19 +100,27 @@ public final class ProxyHandler {
                 try {
                     upstream = client.send(upstreamRequest(req, target, decision.body()),
                             HttpResponse.BodyHandlers.ofInputStream());
-                } catch (ConnectException | HttpConnectTimeoutException e) {
-                    // Nothing reached the server, so the request can go elsewhere.
-                    pool.markUnreachable(target.endpoint(), "connection failed: " + e);
-                    continue;
                 } catch (IOException e) {
-                    respond(res, OpenAiError.badGateway(
-                            "model server " + target.endpoint() + " failed: " + e.getMessage()));
-                    return;
+                    if (!failedBeforeAnswer(e)) {
+                        respond(res, OpenAiError.badGateway(
+                                "model server " + target.endpoint() + " failed: " + e.getMessage()));
+                        return;
+                    }
+                    // No answer came, so the request can go elsewhere (the client has seen nothing yet).
+                    boolean connectFailed = e instanceof ConnectException || e instanceof HttpConnectTimeoutException;
+                    if (connectFailed) {
+                        pool.markUnreachable(target.endpoint(), "connection failed: " + e);
+                    }
+                    everyConnectFailed &= connectFailed;
+                    lastFailure = "model server " + target.endpoint() + " failed before answering: " + e;
+                    LOG.log(System.Logger.Level.INFO, lastFailure
+                            + (attempt + 1 < attempts ? "; trying " + ranked.get(attempt + 1).endpoint() : ""));
+                    continue;
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
                 }
-                metrics.picked(target, pick);
+                metrics.picked(target, decision);
                 relay(upstream, res, target, inFlight);
                 metrics.responded(upstream.statusCode());
                 metrics.requestTook(System.nanoTime() - arrived);
@@ -105,7 +129,19 @@ public final class ProxyHandler {
                 inFlight.finished();
             }
         }
-        respond(res, OpenAiError.noEndpoint("no model server could be reached"));
+        respond(res, everyConnectFailed ? OpenAiError.noEndpoint("no model server could be reached")
+                : OpenAiError.badGateway(lastFailure));
+    }
+
+    /**
+     * The exchange failed at the connection before any answer: a refused or timed-out connect, or a connection reset or
+     * closed before the status line came. {@code send} returns once the status line and headers are in, so whatever
+     * it throws came before them, but for a malformed answer (the server did answer) and a time-out waiting for one
+     * (the server has the request and is slow).
+     */
+    private static boolean failedBeforeAnswer(IOException e) {
+        return e instanceof HttpConnectTimeoutException
+                || !(e instanceof HttpTimeoutException || e instanceof ProtocolException);
     }
 
     private HttpRequest upstreamRequest(ServerRequest req, EndpointState target, byte[] body) {
@@ -162,9 +198,17 @@ public final class ProxyHandler {
     }
 
     private void respond(ServerResponse res, OpenAiError error) {
+        respond(res, error, false);
+    }
+
+    /** With {@code closeConnection}, the connection closes after the answer (a request body not read to its end). */
+    private void respond(ServerResponse res, OpenAiError error, boolean closeConnection) {
         metrics.responded(error.status());
         res.status(Status.create(error.status()));
         res.header("Content-Type", "application/json");
+        if (closeConnection) {
+            res.header(HeaderValues.CONNECTION_CLOSE);
+        }
         res.send(error.body());
     }
 }

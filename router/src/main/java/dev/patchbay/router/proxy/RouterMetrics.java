@@ -6,6 +6,8 @@ import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
+import dev.patchbay.router.pool.ScrapeFailure;
+import dev.patchbay.router.route.RouteDecision;
 import dev.patchbay.router.scrape.LoraPlacement;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -17,6 +19,8 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /** The router's own metrics, served on its {@code /metrics}. */
@@ -28,6 +32,7 @@ public final class RouterMetrics {
     private final Counter picks;
     private final Counter placements;
     private final Counter scrapeFailures;
+    private final Counter staleDataPicks;
     private final Counter responses;
     private final Histogram pickLatency;
     private final Histogram requestLatency;
@@ -40,7 +45,14 @@ public final class RouterMetrics {
                         + "(requests for it wait there for its load), in_host, neither (base_model for base-model requests)")
                 .labelNames("placement").register(registry);
         scrapeFailures = Counter.builder().name("patchbay_router_scrape_failures_total")
-                .help("Failed metrics scrapes per endpoint").labelNames("endpoint").register(registry);
+                .help("Failed metrics scrapes per endpoint, by reason: unreachable, timeout, http_status, malformed, "
+                        + "missing_family (a family the scorers need is not on the page), invalid_value (NaN, infinite "
+                        + "or negative), error")
+                .labelNames("endpoint", "reason").register(registry);
+        staleDataPicks = Counter.builder().name("patchbay_router_stale_data_picks_total")
+                .help("Requests sent on stale data: no endpoint's data was within the staleness bound, so the "
+                        + "freshest last good data within the max-staleness bound stood in")
+                .register(registry);
         responses = Counter.builder().name("patchbay_router_responses_total")
                 .help("Responses by HTTP status").labelNames("code").register(registry);
         pickLatency = Histogram.builder().name("patchbay_router_pick_seconds")
@@ -67,8 +79,12 @@ public final class RouterMetrics {
                 .help("1 when the endpoint may get new requests")
                 .labelNames("endpoint")
                 .callback(cb -> {
+                    Set<Endpoint> ready = new HashSet<>();
+                    for (EndpointState state : pool.readyStates()) {
+                        ready.add(state.endpoint());
+                    }
                     for (EndpointStatus s : statuses.get()) {
-                        cb.call(pool.isReady(s) ? 1 : 0, s.endpoint().address());
+                        cb.call(ready.contains(s.endpoint()) ? 1 : 0, s.endpoint().address());
                     }
                 }).register(registry);
         GaugeWithCallback.builder().name("patchbay_router_endpoint_prompt_tokens_in_flight")
@@ -97,9 +113,16 @@ public final class RouterMetrics {
                 }).register(registry);
     }
 
-    /** A request sent to {@code target}: counted per endpoint, and by where it held the request's adapter. */
-    public void picked(EndpointState target, PickRequest request) {
+    /**
+     * The decided request sent to {@code target} (the endpoint that took it, after any retry): counted per endpoint,
+     * by where it held the request's adapter, and when the decision was made on stale data.
+     */
+    public void picked(EndpointState target, RouteDecision decision) {
+        PickRequest request = decision.request();
         picks.labelValues(target.endpoint().address()).inc();
+        if (decision.staleData()) {
+            staleDataPicks.inc();
+        }
         LoraPlacement placement = request.baseModel() ? null : LoraPlacement.of(target.metrics(), request.model());
         String label = placement == null ? "base_model" : switch (placement) {
             case IN_SLOT -> "in_slot";
@@ -111,8 +134,8 @@ public final class RouterMetrics {
         placements.labelValues(label).inc();
     }
 
-    public void scrapeFailed(Endpoint endpoint) {
-        scrapeFailures.labelValues(endpoint.address()).inc();
+    public void scrapeFailed(Endpoint endpoint, ScrapeFailure reason) {
+        scrapeFailures.labelValues(endpoint.address(), reason.label()).inc();
     }
 
     public void responded(int status) {

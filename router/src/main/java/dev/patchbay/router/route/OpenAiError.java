@@ -24,6 +24,30 @@ public record OpenAiError(int status, String message, String type, String param,
         return new OpenAiError(502, message, "bad_gateway", null, "upstream_failed");
     }
 
+    public static OpenAiError tooLarge(long limitBytes) {
+        return new OpenAiError(413, "the request body is larger than " + limitBytes + " bytes",
+                "invalid_request_error", null, "body_too_large");
+    }
+
+    /** A body that ended before its declared length, or whose chunked framing is broken. */
+    public static OpenAiError incompleteBody(String message) {
+        return new OpenAiError(400, message, "invalid_request_error", null, "incomplete_body");
+    }
+
+    /** A path (or method) the router does not serve; OpenAI's own wording for one. */
+    public static OpenAiError unknownUrl(String method, String path) {
+        return new OpenAiError(404, "Invalid URL (" + method + " " + path + ")", "invalid_request_error", null,
+                "unknown_url");
+    }
+
+    /**
+     * An error the HTTP server raised before any handler ran (a request it cannot parse, say), with its status and
+     * message: a client error is {@code invalid_request_error}, a server error {@code server_error}.
+     */
+    public static OpenAiError ofStatus(int status, String message) {
+        return new OpenAiError(status, message, status < 500 ? "invalid_request_error" : "server_error", null, null);
+    }
+
     public byte[] body() {
         ObjectNode root = JSON.createObjectNode();
         ObjectNode error = root.putObject("error");

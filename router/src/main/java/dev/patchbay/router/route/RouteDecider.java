@@ -31,6 +31,8 @@ import java.util.function.Predicate;
 public final class RouteDecider {
     public static final String SHEDDABLE_HEADER = "x-patchbay-sheddable";
     public static final String OBJECTIVE_HEADER = "x-gateway-inference-objective";
+    /** Larger request bodies are refused with 413 by every face: the router holds a whole body to read its model. */
+    public static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Every ready endpoint may be picked. */
     public static final Predicate<Endpoint> ANY_ENDPOINT = endpoint -> true;
@@ -121,15 +123,13 @@ public final class RouteDecider {
 
     private RouteDecision pick(PickRequest request, byte[] body, boolean rewritten, long promptTokens,
                                Predicate<Endpoint> eligible) {
-        List<EndpointState> candidates = pool.readyStates();
-        if (eligible != ANY_ENDPOINT) {
-            candidates = candidates.stream().filter(state -> eligible.test(state.endpoint())).toList();
-        }
-        PickResult result = picker.pick(request, candidates);
+        EndpointPool.Candidates candidates = pool.candidates(eligible);
+        PickResult result = picker.pick(request, candidates.states());
         return switch (result.outcome()) {
             case NO_ENDPOINT -> RouteDecision.refuse(OpenAiError.noEndpoint("no model server is ready"), request);
             case SHED -> RouteDecision.refuse(OpenAiError.shed(), request);
-            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked(), promptTokens);
+            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked(), promptTokens,
+                    candidates.stale());
         };
     }
 

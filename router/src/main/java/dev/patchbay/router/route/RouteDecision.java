@@ -15,15 +15,17 @@ import java.util.List;
  * @param rewritten true when {@code body} differs from the original
  * @param ranked    endpoints best first; empty when refused
  * @param promptTokens the prompt's estimated size ({@link PromptSize}); 0 without a body
+ * @param staleData true when no endpoint had fresh data and the pick was made on older data
+ *                  ({@link dev.patchbay.router.pool.EndpointPool#candidates})
  */
 public record RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten,
-                            List<EndpointState> ranked, long promptTokens) {
+                            List<EndpointState> ranked, long promptTokens, boolean staleData) {
     public RouteDecision {
         ranked = List.copyOf(ranked);
     }
 
     static RouteDecision refuse(OpenAiError error, PickRequest request) {
-        return new RouteDecision(error, request, null, false, List.of(), 0);
+        return new RouteDecision(error, request, null, false, List.of(), 0, false);
     }
 
     public boolean refused() {

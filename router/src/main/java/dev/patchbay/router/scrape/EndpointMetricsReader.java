@@ -11,7 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** Turns a metrics page (Patchbay's or vLLM's) into {@link EndpointMetrics}. */
+/**
+ * Turns a metrics page (Patchbay's or vLLM's) into {@link EndpointMetrics}. {@link #readRoutable} is what the router
+ * scrapes with: it refuses a page that does not show the server's load. {@link #read} reads any page, a missing family
+ * as zero, for pages known to be complete and for reading parts of one.
+ */
 public final class EndpointMetricsReader {
     private final PrometheusTextParser parser = new PrometheusTextParser(MetricFamilies.ALL_SET::contains);
 
@@ -22,6 +26,45 @@ public final class EndpointMetricsReader {
     /** The page's metrics, their adapter ids in {@code ids} (a pool's table). */
     public EndpointMetrics read(String page, AdapterIds ids) throws MalformedPageException {
         return read(parser.parse(page), ids);
+    }
+
+    /**
+     * As {@link #read(String, AdapterIds)}, for a page the router is to route on: it must carry samples of the
+     * families the queue and KV-cache scorers and the saturation check read ({@link MetricFamilies#WAITING},
+     * {@link MetricFamilies#RUNNING}, and {@link MetricFamilies#KV_USAGE} or, from older vLLM versions,
+     * {@link MetricFamilies#KV_USAGE_OLD}), each value finite and not negative. Read as zeros, a page without them
+     * would make a server of unknown load look idle and draw traffic to it.
+     */
+    public EndpointMetrics readRoutable(String page, AdapterIds ids) throws MalformedPageException, UnusablePageException {
+        MetricsPage parsed = parser.parse(page);
+        checkLoad(parsed);
+        return read(parsed, ids);
+    }
+
+    /** Throws unless {@code page} shows the waiting and running queues and KV-cache usage, with values a server reports. */
+    static void checkLoad(MetricsPage page) throws UnusablePageException {
+        checkFamily(page, MetricFamilies.WAITING, MetricFamilies.WAITING);
+        checkFamily(page, MetricFamilies.RUNNING, MetricFamilies.RUNNING);
+        checkFamily(page, kvFamily(page), MetricFamilies.KV_USAGE + " (or " + MetricFamilies.KV_USAGE_OLD + ")");
+    }
+
+    private static void checkFamily(MetricsPage page, String family, String described) throws UnusablePageException {
+        List<Sample> samples = page.samples(family);
+        if (samples.isEmpty()) {
+            throw new UnusablePageException(UnusablePageException.Problem.MISSING_FAMILY,
+                    "the page has no sample of " + described);
+        }
+        for (Sample s : samples) {
+            if (!Double.isFinite(s.value()) || s.value() < 0) {
+                throw new UnusablePageException(UnusablePageException.Problem.INVALID_VALUE,
+                        family + " is " + s.value() + ", not a finite number >= 0");
+            }
+        }
+    }
+
+    /** vLLM's current name for KV-cache usage when the page has it, else the older one. */
+    private static String kvFamily(MetricsPage page) {
+        return page.samples(MetricFamilies.KV_USAGE).isEmpty() ? MetricFamilies.KV_USAGE_OLD : MetricFamilies.KV_USAGE;
     }
 
     public EndpointMetrics read(MetricsPage page) {
@@ -59,10 +102,7 @@ public final class EndpointMetricsReader {
     }
 
     private static double kvUsage(MetricsPage page) {
-        List<Sample> samples = page.samples(MetricFamilies.KV_USAGE);
-        if (samples.isEmpty()) {
-            samples = page.samples(MetricFamilies.KV_USAGE_OLD);
-        }
+        List<Sample> samples = page.samples(kvFamily(page));
         // With several engines (data parallel) the fullest one decides whether a request fits.
         double max = 0;
         for (Sample s : samples) {

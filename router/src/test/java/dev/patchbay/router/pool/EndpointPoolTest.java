@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
@@ -25,7 +26,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class EndpointPoolTest {
-    private static final String PAGE = "vllm:num_requests_waiting{model_name=\"m\"} 2\n";
+    private static final String PAGE = page(2);
+
+    /** The least a page must show for the pool to route on it: both queues and KV-cache usage. */
+    static String page(int waiting) {
+        return "vllm:num_requests_waiting{model_name=\"m\"} " + waiting + "\n"
+                + "vllm:num_requests_running{model_name=\"m\"} 0\n"
+                + "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.1\n";
+    }
 
     static void awaitTrue(String what, BooleanSupplier condition) {
         Await.until(what, condition);
@@ -73,7 +81,7 @@ class EndpointPoolTest {
 
     @Test
     void eachPoolReadsPagesInItsOwnAdapterIdTable() {
-        String page = "vllm:max_gpu_lora_adapters{model_name=\"m\"} 2\n"
+        String page = PAGE + "vllm:max_gpu_lora_adapters{model_name=\"m\"} 2\n"
                 + "vllm:lora_adapter_loaded{model_name=\"m\",adapter_name=\"only-in-pool-test\",level=\"gpu\",pinned=\"false\",rank=\"8\"} 1\n";
         List<Endpoint> list = endpoints(1);
         try (EndpointPool first = new EndpointPool(EndpointSource.of(list), EndpointPool.pages(e -> page),
@@ -133,7 +141,7 @@ class EndpointPoolTest {
             fetching.await();
             RequestInFlight during = pool.sent(endpoint, null, 0, true);
             assertThat(seen.get().waitingRequests()).isEqualTo(4);
-            page.set("vllm:num_requests_waiting{model_name=\"m\"} 5\n");
+            page.set(page(5));
             hold.get().countDown();
             awaitTrue("rescraped", () -> pool.statuses().getFirst().lastGoodNanos() != scrapedBefore);
             assertThat(seen.get().waitingRequests()).as("the server's 5 and the request sent during the scrape")
@@ -323,6 +331,130 @@ class EndpointPoolTest {
             assertThat(pool.readyStates()).isEmpty();
             assertThat(pool.statuses().getFirst().lastError()).startsWith("malformed page");
         }
+    }
+
+    @Test
+    void aPageThatDoesNotShowTheLoadIsAFailedScrapeWithItsReason() {
+        Map<Endpoint, String> pages = new ConcurrentHashMap<>();
+        List<Endpoint> list = endpoints(3);
+        pages.put(list.get(0), PAGE);
+        pages.put(list.get(1), "");
+        pages.put(list.get(2), PAGE.replace("} 0.1", "} -0.2"));
+        Map<Endpoint, ScrapeFailure> reasons = new ConcurrentHashMap<>();
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), EndpointPool.pages(pages::get),
+                Duration.ofHours(1), Duration.ofHours(1), Duration.ofHours(1), reasons::put, () -> 0)) {
+            pool.scrapeNow();
+            assertThat(pool.readyStates()).extracting(EndpointState::endpoint).containsExactly(list.get(0));
+            assertThat(reasons).containsOnly(Map.entry(list.get(1), ScrapeFailure.MISSING_FAMILY),
+                    Map.entry(list.get(2), ScrapeFailure.INVALID_VALUE));
+            assertThat(pool.statuses().get(1).lastError()).startsWith("unusable page").contains("num_requests_waiting");
+            assertThat(pool.statuses().get(2).lastError()).contains("kv_cache_usage_perc is -0.2");
+
+            // Fixed pages: a good scrape brings them back.
+            pages.put(list.get(1), PAGE);
+            pages.put(list.get(2), PAGE);
+            pool.scrapeNow();
+            assertThat(pool.readyStates()).hasSize(3);
+        }
+    }
+
+    /** Pages from {@link #PAGE}, but for endpoints given a failure to throw. */
+    private static EndpointPool.MetricsSource pagesFailingFor(Map<Endpoint, IOException> failing) {
+        return EndpointPool.pages(endpoint -> {
+            IOException failure = failing.get(endpoint);
+            if (failure != null) {
+                throw failure;
+            }
+            return PAGE;
+        });
+    }
+
+    @Test
+    void whenNoEndpointIsFreshTheLastGoodDataStandsInUntilTheMaxStaleness() {
+        long ms = 1_000_000;
+        AtomicLong clock = new AtomicLong();
+        List<Endpoint> list = endpoints(3);
+        Map<Endpoint, IOException> failing = new ConcurrentHashMap<>();
+        Map<Endpoint, ScrapeFailure> reasons = new ConcurrentHashMap<>();
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), pagesFailingFor(failing),
+                Duration.ofHours(1), Duration.ofMillis(200), Duration.ofSeconds(5), reasons::put, clock::get)) {
+            pool.scrapeNow();
+            assertThat(pool.candidates(e -> true).stale()).isFalse();
+            assertThat(pool.readyStates()).hasSize(3);
+
+            // No scrape for longer than the staleness bound: every endpoint's data is stale, and stands in.
+            clock.set(300 * ms);
+            EndpointPool.Candidates candidates = pool.candidates(e -> true);
+            assertThat(candidates.stale()).isTrue();
+            assertThat(candidates.states()).hasSize(3);
+
+            // A refused connection takes its endpoint out even then; a time-out only lets the data age.
+            failing.put(list.get(0), new IOException("connection refused"));
+            failing.put(list.get(1), new MetricsFetcher.TimedOutException(Duration.ofMillis(200)));
+            failing.put(list.get(2), new MetricsFetcher.TimedOutException(Duration.ofMillis(200)));
+            pool.scrapeNow();
+            assertThat(reasons).containsOnly(Map.entry(list.get(0), ScrapeFailure.UNREACHABLE),
+                    Map.entry(list.get(1), ScrapeFailure.TIMEOUT), Map.entry(list.get(2), ScrapeFailure.TIMEOUT));
+            candidates = pool.candidates(e -> true);
+            assertThat(candidates.stale()).isTrue();
+            assertThat(candidates.states()).extracting(EndpointState::endpoint).containsExactly(list.get(1), list.get(2));
+            assertThat(pool.candidates(list.get(1)::equals).states()).extracting(EndpointState::endpoint)
+                    .as("only the eligible stand in").containsExactly(list.get(1));
+
+            // Fresh data, where there is any, is all that counts.
+            failing.remove(list.get(2));
+            pool.scrapeNow();
+            candidates = pool.candidates(e -> true);
+            assertThat(candidates.stale()).isFalse();
+            assertThat(candidates.states()).extracting(EndpointState::endpoint).containsExactly(list.get(2));
+
+            // Data older than the max staleness never stands in: the second's is from 0, the third's from 300 ms.
+            clock.set(5_001 * ms);
+            assertThat(pool.candidates(e -> true).states()).extracting(EndpointState::endpoint)
+                    .containsExactly(list.get(2));
+            clock.set(5_301 * ms);
+            assertThat(pool.candidates(e -> true)).isEqualTo(new EndpointPool.Candidates(List.of(), false));
+            assertThat(pool.readyStates()).isEmpty();
+
+            failing.clear();
+            pool.scrapeNow();
+            assertThat(pool.candidates(e -> true).stale()).isFalse();
+            assertThat(pool.readyStates()).hasSize(3);
+        }
+    }
+
+    @Test
+    void standInDataFarOlderThanTheFreshestIsLeftOut() {
+        long ms = 1_000_000;
+        AtomicLong clock = new AtomicLong();
+        List<Endpoint> list = endpoints(2);
+        Map<Endpoint, IOException> failing = new ConcurrentHashMap<>();
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), pagesFailingFor(failing),
+                Duration.ofHours(1), Duration.ofMillis(200), Duration.ofSeconds(5), (e, r) -> { }, clock::get)) {
+            pool.scrapeNow(); // both at 0
+            clock.set(150 * ms);
+            failing.put(list.get(0), new MetricsFetcher.TimedOutException(Duration.ofMillis(200)));
+            pool.scrapeNow(); // the second at 150 ms
+            clock.set(400 * ms);
+            assertThat(pool.candidates(e -> true).states()).as("400 and 250 ms old: 150 ms apart").hasSize(2);
+            clock.set(1_000 * ms);
+            // 1000 and 850 ms old: still within the staleness bound of each other
+            assertThat(pool.candidates(e -> true).states()).hasSize(2);
+
+            pool.scrapeNow(); // the second at 1 s; the first still times out
+            clock.set(1_300 * ms);
+            // 1300 and 300 ms old: the first is a second older than the freshest, beyond the 200 ms bound
+            EndpointPool.Candidates candidates = pool.candidates(e -> true);
+            assertThat(candidates.stale()).isTrue();
+            assertThat(candidates.states()).extracting(EndpointState::endpoint).containsExactly(list.get(1));
+        }
+    }
+
+    @Test
+    void maxStalenessShorterThanTheStalenessIsRefused() {
+        assertThatThrownBy(() -> new EndpointPool(EndpointSource.of(endpoints(1)), EndpointPool.pages(e -> PAGE),
+                Duration.ofMillis(50), Duration.ofSeconds(1), Duration.ofMillis(500), (e, r) -> { }, System::nanoTime))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max staleness");
     }
 
     @Test

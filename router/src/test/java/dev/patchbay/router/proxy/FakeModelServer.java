@@ -34,6 +34,10 @@ public final class FakeModelServer implements AutoCloseable {
     volatile CountDownLatch streamGate;
     /** Completions wait on this before sending anything, when set (a server busy with other prefills). */
     volatile CountDownLatch answerGate;
+    /** Metrics pages wait on this before sending anything, when set (a host too busy to answer scrapes in time). */
+    volatile CountDownLatch metricsGate;
+    /** Completions are read, counted, then the connection is dropped unanswered (a server dying mid-request). */
+    volatile boolean hangUpOnCompletions;
     final List<String> models = new CopyOnWriteArrayList<>();
     final List<String> metricsQueries = new CopyOnWriteArrayList<>();
     final AtomicInteger completions = new AtomicInteger();
@@ -97,6 +101,10 @@ public final class FakeModelServer implements AutoCloseable {
 
     private void metrics(HttpExchange exchange) throws IOException {
         metricsQueries.add(exchange.getRequestURI().getRawQuery());
+        CountDownLatch gate = metricsGate;
+        if (gate != null) {
+            awaitQuietly(gate);
+        }
         send(exchange, 200, "text/plain; version=0.0.4", metricsPage);
     }
 
@@ -109,6 +117,10 @@ public final class FakeModelServer implements AutoCloseable {
         String model = body.path("model").asText();
         models.add(model);
         completions.incrementAndGet();
+        if (hangUpOnCompletions) {
+            exchange.close(); // before any response header: the JDK server drops the connection
+            return;
+        }
         CountDownLatch before = answerGate;
         if (before != null) {
             awaitQuietly(before);

@@ -7,6 +7,9 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.route.RouteDecider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -23,6 +26,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -229,6 +233,170 @@ class ProxyTest {
     }
 
     @Test
+    void aConnectionDroppedBeforeTheAnswerIsRetriedOnTheNextBestEndpoint() throws Exception {
+        FakeModelServer dying = server("dying", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer other = server("other", FakeModelServer.page(0, 0.1));
+        RouterHarness router = router(RouterConfig.DEFAULT, dying, other);
+        router.awaitReady(2);
+        // It still answers its scrapes: only the request finds the connection gone.
+        dying.hangUpOnCompletions = true;
+        for (int i = 0; i < 3; i++) {
+            HttpResponse<String> response = router.complete("sql");
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(servedBy(response)).isEqualTo("other");
+            assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(other.address());
+        }
+        assertThat(dying.completions.get()).as("each request tried the best-ranked server first").isEqualTo(3);
+        String metrics = router.get("/metrics").body();
+        assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} 3");
+        assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + dying.address() + "\"}");
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(dying.address()))).isZero();
+        assertThat(router.router.pool().statuses()).allSatisfy(status ->
+                assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero());
+    }
+
+    @Test
+    void concurrentRequestsRetriedAfterADroppedConnectionAreEachBookedOnceWhereServed() throws Exception {
+        FakeModelServer dying = server("dying", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer other = server("other", FakeModelServer.page(0, 0.1));
+        RouterHarness router = router(RouterConfig.DEFAULT, dying, other);
+        router.awaitReady(2);
+        dying.hangUpOnCompletions = true;
+        int threads = 8;
+        int perThread = 5;
+        ExecutorService clients = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<List<String>>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                results.add(clients.submit(() -> {
+                    List<String> served = new ArrayList<>();
+                    for (int i = 0; i < perThread; i++) {
+                        HttpResponse<String> response = router.complete("sql");
+                        served.add(response.statusCode() + " " + servedBy(response));
+                    }
+                    return served;
+                }));
+            }
+            for (Future<List<String>> result : results) {
+                assertThat(result.get(60, TimeUnit.SECONDS)).containsOnly("200 other");
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        assertThat(dying.completions.get()).as("requests tried there first").isPositive();
+        assertThat(other.completions.get()).isEqualTo(threads * perThread);
+        String metrics = router.get("/metrics").body();
+        assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} "
+                + threads * perThread + ".0");
+        assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + dying.address() + "\"}");
+        for (FakeModelServer server : List.of(dying, other)) {
+            assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(server.address()))).isZero();
+        }
+        assertThat(router.router.pool().statuses()).allSatisfy(status -> {
+            assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero();
+            assertThat(status.metrics().runningRequests()).as("own requests left on " + status.endpoint()).isZero();
+        });
+    }
+
+    @Test
+    void aRequestWhoseOnlyServerDropsTheConnectionGets502() throws Exception {
+        FakeModelServer dying = server("dying", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = router(RouterConfig.DEFAULT, dying);
+        router.awaitReady(1);
+        dying.hangUpOnCompletions = true;
+        HttpResponse<String> response = router.complete("sql");
+        assertThat(response.statusCode()).isEqualTo(502);
+        JsonNode error = JSON.readTree(response.body()).path("error");
+        assertThat(error.path("code").asText()).isEqualTo("upstream_failed");
+        assertThat(error.path("message").asText()).contains(dying.address()).contains("before answering");
+        assertThat(dying.completions.get()).isEqualTo(1);
+    }
+
+    static Stream<Arguments> pagesThatDoNotShowTheLoad() {
+        String good = FakeModelServer.page(0, 0.1);
+        return Stream.of(
+                Arguments.of("an empty page", "", "missing_family"),
+                Arguments.of("no KV-cache usage", withoutFamily(good, "vllm:kv_cache_usage_perc"), "missing_family"),
+                Arguments.of("waiting NaN", withValue(good, "vllm:num_requests_waiting", "NaN"), "invalid_value"),
+                Arguments.of("negative KV usage", withValue(good, "vllm:kv_cache_usage_perc", "-0.4"), "invalid_value"),
+                Arguments.of("negative running", withValue(good, "vllm:num_requests_running", "-2"), "invalid_value"));
+    }
+
+    private static String withValue(String page, String family, String value) {
+        return page.replaceAll("(?m)^(" + java.util.regex.Pattern.quote(family) + "\\{[^}]*}) .*$", "$1 " + value);
+    }
+
+    private static String withoutFamily(String page, String family) {
+        return page.replaceAll("(?m)^" + java.util.regex.Pattern.quote(family) + "\\{.*\n", "");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("pagesThatDoNotShowTheLoad")
+    void aServerWhosePageDoesNotShowItsLoadGetsNoTraffic(String what, String page, String reason) throws Exception {
+        assertThat(page).as("the case changes the page").isNotEqualTo(FakeModelServer.page(0, 0.1));
+        // The good server is busy: read as zeros, the other page would look better and draw the traffic.
+        FakeModelServer good = server("good", FakeModelServer.page(3, 0.5));
+        FakeModelServer unknown = server("unknown", page);
+        RouterHarness router = router(RouterConfig.DEFAULT, good, unknown);
+        String failures = "patchbay_router_scrape_failures_total{endpoint=\"" + unknown.address() + "\",reason=\""
+                + reason + "\"}";
+        RouterHarness.await("a scrape failure counted as " + reason, () -> metricsPage(router).contains(failures));
+        router.awaitReady(1);
+        for (int i = 0; i < 20; i++) {
+            HttpResponse<String> response = router.complete("base");
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(servedBy(response)).isEqualTo("good");
+        }
+        assertThat(unknown.completions.get()).isZero();
+        assertThat(metricsPage(router))
+                .contains("patchbay_router_endpoint_ready{endpoint=\"" + unknown.address() + "\"} 0.0")
+                .contains("patchbay_router_endpoint_ready{endpoint=\"" + good.address() + "\"} 1.0");
+    }
+
+    private static String metricsPage(RouterHarness router) {
+        try {
+            return router.get("/metrics").body();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void whenEveryScrapeIsLateTheLastGoodDataIsRoutedOnAndCounted() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
+        FakeModelServer b = server("b", FakeModelServer.page(0, 0.1, "sql"));
+        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofMillis(25), Duration.ofMillis(200),
+                Duration.ofHours(1), List.of(a.address(), b.address()));
+        toClose.add(router);
+        router.awaitReady(2);
+        CountDownLatch stalled = new CountDownLatch(1);
+        a.metricsGate = stalled;
+        b.metricsGate = stalled;
+        try {
+            RouterHarness.await("every endpoint's data stale",
+                    () -> router.router.pool().candidates(e -> true).stale());
+            for (int i = 0; i < 10; i++) {
+                assertThat(router.complete("sql").statusCode()).isEqualTo(200);
+            }
+            RouterHarness.await("a scrape counted as timed out", () -> metricsPage(router).contains(
+                    "patchbay_router_scrape_failures_total{endpoint=\"" + a.address() + "\",reason=\"timeout\"}"));
+            assertThat(metricsPage(router)).contains("patchbay_router_stale_data_picks_total 10.0");
+        } finally {
+            stalled.countDown();
+        }
+        a.metricsGate = null;
+        b.metricsGate = null;
+        RouterHarness.await("fresh data again", () -> !router.router.pool().candidates(e -> true).stale()
+                && router.router.pool().readyStates().size() == 2);
+        assertThat(router.complete("sql").statusCode()).isEqualTo(200);
+        assertThat(metricsPage(router)).contains("patchbay_router_stale_data_picks_total 10.0");
+        assertThat(a.completions.get() + b.completions.get()).isEqualTo(11);
+    }
+
+    @Test
     void badRequestsGetOpenAiShaped400s() throws Exception {
         FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "sql"));
         RouterHarness router = router(RouterConfig.parse("{\"adapters\": [\"sql\", \"chat\"]}"), server);
@@ -389,7 +557,8 @@ class ProxyTest {
         RouterHarness.await("a failed scrape", () -> router.router.pool().statuses().getFirst().lastError() != null);
         assertThat(router.complete("sql").statusCode()).isEqualTo(503);
         assertThat(router.get("/metrics").body())
-                .containsPattern("patchbay_router_scrape_failures_total\\{endpoint=\"" + server.address() + "\"} [1-9]");
+                .containsPattern("patchbay_router_scrape_failures_total\\{endpoint=\"" + server.address()
+                        + "\",reason=\"malformed\"} [1-9]");
         server.metricsPage = FakeModelServer.page(0, 0.1);
         router.awaitReady(1);
         assertThat(router.complete("sql").statusCode()).isEqualTo(200);

@@ -24,9 +24,18 @@ final class RouterHarness implements AutoCloseable {
             .connectTimeout(Duration.ofSeconds(2)).build();
 
     RouterHarness(RouterConfig config, Duration interval, Duration staleness, List<String> addresses) {
+        this(config, interval, staleness, RouterOptions.defaultMaxStaleness(staleness), addresses);
+    }
+
+    RouterHarness(RouterConfig config, Duration interval, Duration staleness, Duration maxStaleness,
+                  List<String> addresses) {
         List<Endpoint> endpoints = addresses.stream().map(Endpoint::parse).toList();
-        router = new Router(new RouterOptions("127.0.0.1", 0, EndpointSource.of(endpoints), config, interval, staleness))
-                .start();
+        router = new Router(new RouterOptions("127.0.0.1", 0, EndpointSource.of(endpoints), config, interval, staleness,
+                maxStaleness, RouterOptions.NO_EXT_PROC)).start();
+    }
+
+    int port() {
+        return router.port();
     }
 
     static RouterHarness over(RouterConfig config, FakeModelServer... servers) {

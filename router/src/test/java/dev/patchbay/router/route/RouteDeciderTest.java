@@ -27,6 +27,7 @@ class RouteDeciderTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PAGE = """
             vllm:num_requests_waiting{model_name="base"} 9
+            vllm:num_requests_running{model_name="base"} 0
             vllm:kv_cache_usage_perc{model_name="base"} 0.95
             vllm:lora_requests_info{max_lora="2",running_lora_adapters="sql",waiting_lora_adapters=""} 5
             """;

@@ -2,10 +2,14 @@ package dev.patchbay.router.scrape;
 
 import dev.patchbay.router.prom.MalformedPageException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -102,6 +106,49 @@ class EndpointMetricsReaderTest {
     @Test
     void oldKvCacheNameIsRead() throws Exception {
         assertThat(reader.read("vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.5\n").kvCacheUsage()).isEqualTo(0.5);
+    }
+
+    private static final String LOAD = """
+            vllm:num_requests_waiting{model_name="m"} 1
+            vllm:num_requests_running{model_name="m"} 2
+            vllm:kv_cache_usage_perc{model_name="m"} 0.3
+            """;
+
+    static Stream<Arguments> pagesThatDoNotShowTheLoad() {
+        return Stream.of(
+                Arguments.of("empty", "", UnusablePageException.Problem.MISSING_FAMILY),
+                Arguments.of("only comments", "# TYPE vllm:num_requests_waiting gauge\n",
+                        UnusablePageException.Problem.MISSING_FAMILY),
+                Arguments.of("no running queue", LOAD.replace("vllm:num_requests_running{model_name=\"m\"} 2\n", ""),
+                        UnusablePageException.Problem.MISSING_FAMILY),
+                Arguments.of("no KV usage under either name", LOAD.replace("vllm:kv_cache_usage_perc{model_name=\"m\"} 0.3\n", ""),
+                        UnusablePageException.Problem.MISSING_FAMILY),
+                Arguments.of("waiting NaN", LOAD.replace("} 1\n", "} NaN\n"), UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of("running +Inf", LOAD.replace("} 2\n", "} +Inf\n"), UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of("negative waiting", LOAD.replace("} 1\n", "} -1\n"), UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of("negative running", LOAD.replace("} 2\n", "} -3\n"), UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of("negative KV usage", LOAD.replace("} 0.3\n", "} -0.5\n"), UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of("one of two engines NaN", LOAD + "vllm:num_requests_waiting{engine=\"1\",model_name=\"m\"} NaN\n",
+                        UnusablePageException.Problem.INVALID_VALUE));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("pagesThatDoNotShowTheLoad")
+    void aPageThatDoesNotShowTheLoadIsNotRoutable(String what, String page, UnusablePageException.Problem problem)
+            throws Exception {
+        assertThatThrownBy(() -> reader.readRoutable(page, AdapterIds.UNPOOLED))
+                .isInstanceOfSatisfying(UnusablePageException.class, e -> assertThat(e.problem()).isEqualTo(problem));
+    }
+
+    @Test
+    void routablePagesAreReadAsUsual() throws Exception {
+        assertThat(reader.readRoutable(LOAD, AdapterIds.UNPOOLED)).isEqualTo(reader.read(LOAD));
+        assertThat(reader.readRoutable(page("vllm-full.txt"), AdapterIds.UNPOOLED).waitingRequests()).isEqualTo(7);
+        assertThat(reader.readRoutable(page("patchbay.txt"), AdapterIds.UNPOOLED).hasResidencyFamilies()).isTrue();
+        String olderVllm = LOAD.replace("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc");
+        assertThat(reader.readRoutable(olderVllm, AdapterIds.UNPOOLED).kvCacheUsage()).isEqualTo(0.3);
+        assertThatThrownBy(() -> reader.readRoutable("vllm:num_requests_waiting{model_name=\"m} 1\n", AdapterIds.UNPOOLED))
+                .isInstanceOf(MalformedPageException.class);
     }
 
     @Test
