@@ -164,8 +164,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
 
     private String commandLine() {
-        if (spec == null) return "simulate";
-        return "patchbay simulate " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+        return TypedCommand.of(spec, "simulate");
     }
 
     private Map<String, Object> settingsMap(SimSettings s, Arrivals a) {

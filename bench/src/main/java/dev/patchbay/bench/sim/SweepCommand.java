@@ -93,8 +93,7 @@ public final class SweepCommand implements Callable<Integer> {
         System.setProperty("java.awt.headless", "true");
         Files.createDirectories(out);
         Map<String, Object> root = new LinkedHashMap<>();
-        root.put("command", spec == null ? "sweep" : "patchbay sweep "
-                + String.join(" ", spec.commandLine().getParseResult().originalArgs()));
+        root.put("command", TypedCommand.of(spec, "sweep"));
         root.put("rows", rows);
         root.put("points", points);
         Path json = out.resolve("fleet-sweep.json");

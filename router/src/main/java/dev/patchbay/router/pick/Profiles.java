@@ -26,7 +26,7 @@ import java.util.random.RandomGenerator;
  *   <li>{@code llmd-load-state}: gie-default plus lora-load-state {@value #LLMD_LOAD_STATE_WEIGHT} after the
  *       lora-residency filter (llm-d's proposed residency routing, reading {@code vllm:lora_adapter_loaded});</li>
  *   <li>{@code patchbay} (default): queue 2 (with a spread of at least {@value #PATCHBAY_QUEUE_MIN_SPREAD}
- *       requests, and slot turnover), kv-cache 2, lora-residency 3, prefill-queue {@value #PATCHBAY_PREFILL_WEIGHT}, lora-bridge
+ *       requests), kv-cache 2, lora-residency 3, prefill-queue {@value #PATCHBAY_PREFILL_WEIGHT}, lora-bridge
  *       {@value #PATCHBAY_BRIDGE_WEIGHT}, after the lora-spread and lora-capacity filters; it counts its own picks until the next scrape
  *       ({@link EndpointPicker#countsOwnPicks()}).</li>
  * </ul>

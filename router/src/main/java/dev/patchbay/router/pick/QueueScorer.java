@@ -12,7 +12,9 @@ import java.util.List;
  * busy adapters frees them slower, so its requests queued for a slot count as many times more as it has slots for
  * each one that turns over ({@link EndpointMetrics.Placements#turningSlots}), the new request among them. Equal
  * servers keep their plain queues; a server whose four slots hold one hot adapter each serves its slot queue
- * never, and plain queues balanced across servers put requests there for tens of seconds.
+ * never, and plain queues balanced across servers put requests there for tens of seconds. Off in the built-in
+ * profiles: where slots are held by busy adapters but compute is the bound, it starves servers of work
+ * ({@code docs/router.md}).
  *
  * <p>With {@code minSpread} 0 this is the gateway's min-max queue scorer, where one waiting request against none
  * spans the whole range and outweighs most of the other scorers. A larger {@code minSpread} keeps small

@@ -49,7 +49,7 @@ class BuiltInProfilesTest {
                 "name patchbay",
                 "filter lora-spread overloadWaiting=8 timeoutNanos=60000000000 cooldownNanos=30000000000",
                 "filter lora-capacity",
-                "scorer queue minSpread=4 slotTurnover weight 2.0",
+                "scorer queue minSpread=4 weight 2.0",
                 "scorer kv-cache weight 2.0",
                 "scorer lora-residency ResidencyScores[inSlot=1.0, inHost=0.7, freeSlot=0.6, idleSlot=0.3, allSlotsBusy=0.0] weight 3.0",
                 "scorer prefill-queue minSpreadTokens=1000 weight 0.75",

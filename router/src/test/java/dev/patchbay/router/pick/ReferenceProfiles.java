@@ -44,7 +44,7 @@ final class ReferenceProfiles {
             }
             case Profiles.PATCHBAY -> {
                 weights.put(QueueScorer.NAME, 2.0);
-                ownScorers.put(QueueScorer.NAME, new QueueScorer(Profiles.PATCHBAY_QUEUE_MIN_SPREAD, true));
+                ownScorers.put(QueueScorer.NAME, new QueueScorer(Profiles.PATCHBAY_QUEUE_MIN_SPREAD, false));
                 weights.put(KvCacheScorer.NAME, 2.0);
                 weights.put(LoraResidencyScorer.NAME, 3.0);
                 weights.put(PrefillQueueScorer.NAME, Profiles.PATCHBAY_PREFILL_WEIGHT);
