@@ -48,6 +48,15 @@ public final class LlamaModel implements Model {
     /** As {@link #load(Path, int, int, int, int)}, with progress lines to {@code progress} (null for none). */
     public static LlamaModel load(Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads, PrintStream progress)
             throws IOException {
+        return load(dir, new KvCacheBudget.Blocks(numKvBlocks), blockSize, maxLoras, threads, progress);
+    }
+
+    /**
+     * Loads a model directory with a KV cache of as many blocks as {@code kvBudget} gives once the weights are in
+     * memory (the executor then reports them); prints the cache's size on {@code progress}.
+     */
+    public static LlamaModel load(Path dir, KvCacheBudget kvBudget, int blockSize, int maxLoras, int threads,
+                                  PrintStream progress) throws IOException {
         if (!Files.isDirectory(dir)) throw new IOException(dir + ": not a model directory");
         Path configFile = dir.resolve("config.json");
         if (!Files.isRegularFile(configFile)) throw new IOException(dir + ": no config.json");
@@ -90,7 +99,9 @@ public final class LlamaModel implements Model {
         if (templateText != null) template = new ChatTemplate(templateText, bos, eos);
 
         LlamaWeights weights = LlamaWeights.load(dir, config, progress);
-        LlamaExecutor executor = new LlamaExecutor(config, weights, rope, windows, numKvBlocks, blockSize, maxLoras, threads);
+        KvCacheBudget.Plan kv = kvBudget.plan(config, blockSize, weights.bytes());
+        if (progress != null) progress.println(kv.describe());
+        LlamaExecutor executor = new LlamaExecutor(config, weights, rope, windows, kv.blocks(), blockSize, maxLoras, threads);
         return new LlamaModel(dir, config, tokenizer, template, executor);
     }
 

@@ -34,6 +34,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -41,6 +42,8 @@ import java.util.concurrent.CompletableFuture;
 public final class PatchbayServer {
     public static final String VERSION = "0.1.0";
     private static final System.Logger LOG = System.getLogger(PatchbayServer.class.getName());
+    /** KV blocks of the simulated model, which holds no cache memory, when no override is given. */
+    static final int SIMULATED_KV_BLOCKS = 8192;
 
     /** Start-up failed for a reason the operator must fix (bad model, bad adapter, port in use). */
     public static final class StartupException extends Exception {
@@ -77,11 +80,22 @@ public final class PatchbayServer {
         String served = options.servedName();
         EngineConfig config;
         MetricsOptions mo;
+        int maxModelLen = options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings();
+        // An executor that holds a cache says how many blocks it has; the engine plans with exactly those.
+        OptionalInt held = model.executor().kvCacheBlocks();
+        int blocks = held.orElse(options.numKvBlocks() != null ? options.numKvBlocks() : SIMULATED_KV_BLOCKS);
+        if (held.isPresent() && options.numKvBlocks() == null && (long) blocks * options.blockSize() < maxModelLen) {
+            model.close();
+            // As vLLM refuses to start: a request of max_model_len tokens could never be scheduled.
+            throw new StartupException("the KV cache's " + blocks + " blocks of " + options.blockSize() + " tokens hold "
+                    + (long) blocks * options.blockSize() + " tokens, fewer than max_model_len " + maxModelLen
+                    + "; give it more memory (-Xmx, --gpu-memory-utilization, --kv-cache-memory-bytes) or lower --max-model-len", null);
+        }
         try {
             config = EngineConfig.builder(served)
                     .maxNumSeqs(options.maxNumSeqs()).maxNumBatchedTokens(options.maxNumBatchedTokens())
-                    .maxModelLen(options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings())
-                    .blockSize(options.blockSize()).numKvBlocks(options.numKvBlocks() != null ? options.numKvBlocks() : 8192)
+                    .maxModelLen(maxModelLen)
+                    .blockSize(options.blockSize()).numKvBlocks(blocks)
                     .enablePrefixCaching(options.enablePrefixCaching()).enableLora(options.enableLora())
                     .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
                     .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
@@ -320,6 +334,8 @@ public final class PatchbayServer {
         String auth = options.apiKey() == null ? "" : " -H 'Authorization: Bearer " + "$KEY'";
         out.println("Patchbay " + VERSION + " serving " + engine.config().servedModelName() + " (" + engine.model().source()
                 + ") on " + url);
+        out.println("KV cache: " + engine.config().numKvBlocks() + " blocks of " + engine.config().blockSize() + " tokens"
+                + (engine.model().executor().kvCacheBlocks().isPresent() ? "" : " (simulated, no memory held)"));
         if (engine.config().enableLora()) {
             out.println("LoRA: max_loras=" + engine.config().maxLoras() + " max_cpu_loras=" + engine.config().maxCpuLoras()
                     + ", adapters: " + engine.adapters().stream().map(RegisteredAdapter::name).toList());
