@@ -61,21 +61,27 @@ public final class LlamaModel implements Model {
         Path configFile = dir.resolve("config.json");
         if (!Files.isRegularFile(configFile)) throw new IOException(dir + ": no config.json");
         JsonNode configJson = ModelConfig.readTree(configFile);
-        ModelConfig config = ModelConfig.fromJson(configJson, configFile.toString());
-        if (!ARCHITECTURES.contains(config.architecture())) {
-            throw new IOException(configFile + ": architecture " + config.architecture() + " is not supported (" + ARCHITECTURES + ")");
-        }
-        if (config.numHeads() % config.numKvHeads() != 0 || config.headDim() % 2 != 0) {
-            throw new IOException(configFile + ": " + config.numHeads() + " heads cannot share " + config.numKvHeads()
-                    + " KV heads of even size " + config.headDim());
-        }
+        ModelConfig config;
         Rope rope;
         int[] windows;
         try {
-            rope = Rope.of(config);
-            windows = SlidingWindow.perLayer(configJson, config);
-        } catch (IOException e) {
-            throw new IOException(configFile + ": " + e.getMessage(), e);
+            config = ModelConfig.fromJson(configJson, configFile.toString());
+            if (!ARCHITECTURES.contains(config.architecture())) {
+                throw new IOException(configFile + ": architecture " + config.architecture() + " is not supported ("
+                        + ARCHITECTURES + ")");
+            }
+            if (config.numHeads() % config.numKvHeads() != 0 || config.headDim() % 2 != 0) {
+                throw new IOException(configFile + ": " + config.numHeads() + " heads cannot share " + config.numKvHeads()
+                        + " KV heads of even size " + config.headDim());
+            }
+            try {
+                rope = Rope.of(config);
+                windows = SlidingWindow.perLayer(configJson, config);
+            } catch (IOException e) {
+                throw new IOException(configFile + ": " + e.getMessage(), e);
+            }
+        } catch (RuntimeException e) {
+            throw unreadable(configFile, e);
         }
 
         Path tokenizerFile = dir.resolve("tokenizer.json");
@@ -86,23 +92,54 @@ public final class LlamaModel implements Model {
             try {
                 tc = new ObjectMapper().readTree(tokenizerConfigFile.toFile());
             } catch (IOException e) {
-                throw new IOException(tokenizerConfigFile + ": not valid JSON: " + e.getMessage(), e);
+                throw new IOException(tokenizerConfigFile + ": not valid JSON: " + ModelConfig.jsonProblem(e), e);
             }
         }
         String bos = tc == null ? null : tokenText(tc.get("bos_token"));
         String eos = tc == null ? null : tokenText(tc.get("eos_token"));
         Boolean addBos = tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;
-        if (eos == null) eos = eosFromConfig(configJson, tokenizerFile);
-        BpeTokenizer tokenizer = BpeTokenizer.read(tokenizerFile, bos, eos, addBos);
+        BpeTokenizer tokenizer;
+        try {
+            if (eos == null) eos = eosFromConfig(configJson, tokenizerFile);
+            tokenizer = BpeTokenizer.read(tokenizerFile, bos, eos, addBos);
+        } catch (RuntimeException e) {
+            throw unreadable(tokenizerFile, e);
+        }
         ChatTemplate template = null;
         String templateText = tc == null ? null : templateText(tc.get("chat_template"));
-        if (templateText != null) template = new ChatTemplate(templateText, bos, eos);
+        try {
+            if (templateText != null) template = new ChatTemplate(templateText, bos, eos);
+        } catch (RuntimeException e) {
+            throw new IOException(tokenizerConfigFile + ": " + e.getMessage(), e);
+        }
 
-        LlamaWeights weights = LlamaWeights.load(dir, config, progress);
+        LlamaWeights weights;
+        try {
+            weights = LlamaWeights.load(dir, config, progress);
+        } catch (RuntimeException e) {
+            throw unreadable(dir.resolve(TensorFiles.SINGLE_FILE), e);
+        } catch (OutOfMemoryError e) {
+            throw new IOException(dir + ": the JVM's max heap of " + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
+                    + " cannot hold the weights; give it more (-Xmx)", e);
+        }
         KvCacheBudget.Plan kv = kvBudget.plan(config, blockSize, weights.bytes());
         if (progress != null) progress.println(kv.describe());
-        LlamaExecutor executor = new LlamaExecutor(config, weights, rope, windows, kv.blocks(), blockSize, maxLoras, threads);
+        LlamaExecutor executor;
+        try {
+            executor = new LlamaExecutor(config, weights, rope, windows, kv.blocks(), blockSize, maxLoras, threads);
+        } catch (OutOfMemoryError e) {
+            // The cache is a few large arrays allocated here, so running out is this request's doing alone.
+            throw new IOException("the JVM's max heap of " + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
+                    + " cannot hold a KV cache of " + KvCacheBudget.formatBytes(kv.bytes()) + " besides the weights;"
+                    + " give it more (-Xmx) or a smaller cache (--gpu-memory-utilization, --kv-cache-memory-bytes)", e);
+        }
         return new LlamaModel(dir, config, tokenizer, template, executor);
+    }
+
+    /** A fault the checks above did not foresee, as one line naming the file, for the operator. */
+    private static IOException unreadable(Path file, RuntimeException e) {
+        return new IOException(file + ": cannot be read (" + e.getClass().getSimpleName()
+                + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
     }
 
     /** The text of the token config.json's eos_token_id names, for a tokenizer_config.json without eos_token. */

@@ -159,6 +159,11 @@ public final class ServeCommand implements Callable<Integer> {
                 demos, shutdownGraceSeconds, null);
     }
 
+    /** A message on one line: parsers' messages may quote the offending input on further lines. */
+    static String oneLine(String message) {
+        return message == null ? "" : message.strip().replaceAll("\\s*\\R\\s*", " ");
+    }
+
     /** vLLM's rule: an item with '=' and no ',' is name=path; anything else is JSON. */
     static ServerOptions.LoraModule parseLoraModule(String item) {
         if (item.contains("=") && !item.contains(",") && !item.trim().startsWith("{")) {
@@ -192,7 +197,11 @@ public final class ServeCommand implements Callable<Integer> {
             options = options();
             server = PatchbayServer.start(options);
         } catch (IllegalArgumentException | PatchbayServer.StartupException e) {
-            System.err.println("patchbay serve: " + e.getMessage());
+            System.err.println("patchbay serve: " + oneLine(e.getMessage()));
+            return 2;
+        } catch (RuntimeException e) {
+            // Whatever start-up did not foresee still gets one line, not a stack trace.
+            System.err.println("patchbay serve: cannot start: " + oneLine(e.toString()));
             return 2;
         }
         server.printWelcome(System.out);
