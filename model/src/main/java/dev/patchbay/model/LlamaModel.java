@@ -23,12 +23,15 @@ public final class LlamaModel implements Model {
     private final ModelConfig config;
     private final BpeTokenizer tokenizer;
     private final ChatTemplate chatTemplate;
+    private final TokenPieces pieces;
     private final LlamaExecutor executor;
 
-    private LlamaModel(Path dir, ModelConfig config, BpeTokenizer tokenizer, ChatTemplate chatTemplate, LlamaExecutor executor) {
+    private LlamaModel(Path dir, ModelConfig config, BpeTokenizer tokenizer, TokenPieces pieces, ChatTemplate chatTemplate,
+                       LlamaExecutor executor) {
         this.dir = dir;
         this.config = config;
         this.tokenizer = tokenizer;
+        this.pieces = pieces;
         this.chatTemplate = chatTemplate;
         this.executor = executor;
     }
@@ -99,9 +102,11 @@ public final class LlamaModel implements Model {
         String eos = tc == null ? null : tokenText(tc.get("eos_token"));
         Boolean addBos = tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;
         BpeTokenizer tokenizer;
+        TokenPieces pieces;
         try {
             if (eos == null) eos = eosFromConfig(configJson, tokenizerFile);
             tokenizer = BpeTokenizer.read(tokenizerFile, bos, eos, addBos);
+            pieces = TokenPieces.read(tokenizerFile, tokenizer.vocabSize());
         } catch (RuntimeException e) {
             throw unreadable(tokenizerFile, e);
         }
@@ -133,7 +138,7 @@ public final class LlamaModel implements Model {
                     + " cannot hold a KV cache of " + KvCacheBudget.formatBytes(kv.bytes()) + " besides the weights;"
                     + " give it more (-Xmx) or a smaller cache (--gpu-memory-utilization, --kv-cache-memory-bytes)", e);
         }
-        return new LlamaModel(dir, config, tokenizer, template, executor);
+        return new LlamaModel(dir, config, tokenizer, pieces, template, executor);
     }
 
     /** A fault the checks above did not foresee, as one line naming the file, for the operator. */
@@ -187,9 +192,19 @@ public final class LlamaModel implements Model {
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         if (chatTemplate == null) {
-            throw new IllegalArgumentException(dir + " has no chat template (tokenizer_config.json chat_template)");
+            throw new IllegalArgumentException("the model has no chat template (no chat_template in its tokenizer_config.json)");
         }
         return chatTemplate.render(messages, addGenerationPrompt);
+    }
+
+    @Override
+    public String tokenString(int tokenId) {
+        return pieces.piece(tokenId);
+    }
+
+    @Override
+    public String detokenize(int[] tokenIds) {
+        return pieces.decode(tokenIds, tokenizer);
     }
 
     /** BF16 models keep BF16 weights (and BF16 adapters); F16 and F32 ones compute in F32. */

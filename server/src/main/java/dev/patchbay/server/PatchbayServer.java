@@ -19,6 +19,7 @@ import dev.patchbay.server.http.ApiKey;
 import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
 import dev.patchbay.server.openai.GenerationHandler;
+import dev.patchbay.server.openai.TokenizeHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
@@ -59,6 +60,7 @@ public final class PatchbayServer {
     private final ApiKey apiKey;
     private final Clock clock = RealClock.INSTANCE;
     private final GenerationHandler generation;
+    private final TokenizeHandler tokenization;
     private final List<ServerOptions.LoraModule> staticAdapters = new ArrayList<>();
     private WebServer web;
     private volatile boolean stopping;
@@ -73,6 +75,7 @@ public final class PatchbayServer {
         this.adapterPaths = paths;
         this.apiKey = options.apiKey() == null ? null : new ApiKey(options.apiKey());
         this.generation = new GenerationHandler(engine, clock, this::adapterFor, options.maxRequestBodyBytes());
+        this.tokenization = new TokenizeHandler(engine, this::adapterFor, options.maxRequestBodyBytes());
     }
 
     public static PatchbayServer start(ServerOptions options) throws StartupException {
@@ -165,6 +168,9 @@ public final class PatchbayServer {
         r.get("/v1/models", api(this::models));
         r.post("/v1/completions", api((req, res) -> generation.handle(req, res, false)));
         r.post("/v1/chat/completions", api((req, res) -> generation.handle(req, res, true)));
+        // Outside /v1, so open without the API key, as in vLLM.
+        r.post("/tokenize", handled(tokenization::tokenize));
+        r.post("/detokenize", handled(tokenization::detokenize));
         if (options.allowRuntimeLoraUpdating()) {
             AdapterAdmin admin = new AdapterAdmin(engine, adapterPaths, options.maxRequestBodyBytes());
             r.post("/v1/load_lora_adapter", api(admin::load));
@@ -184,12 +190,21 @@ public final class PatchbayServer {
 
     /** Wraps a /v1 handler: API key, shutdown refusal, and OpenAI-shaped errors for whatever it throws. */
     private Handler api(Handler h) {
+        return handled(h, true);
+    }
+
+    /** Wraps a handler outside /v1: as {@link #api}, without the API key. */
+    private Handler handled(Handler h) {
+        return handled(h, false);
+    }
+
+    private Handler handled(Handler h, boolean needsKey) {
         return (req, res) -> {
             synchronized (handlersLock) {
                 handling++;
             }
             try {
-                if (apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
+                if (needsKey && apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
                     throw new ApiException(401, "Unauthorized: a valid 'Authorization: Bearer <key>' header is required");
                 }
                 if (stopping) throw EngineErrors.shuttingDown();
