@@ -10,6 +10,7 @@ import dev.patchbay.engine.model.ModelConfig;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalInt;
 
 /**
  * Runs a Llama-family model on the CPU: every token of a step (prompt chunks and decodes of all sequences) goes
@@ -66,6 +67,27 @@ public final class LlamaExecutor implements Executor {
     /** Bytes of KV cache this executor holds. */
     public long kvCacheBytes() {
         return 2L * c.numLayers() * keyCache[0].length * Float.BYTES;
+    }
+
+    /** The blocks its cache has room for: the engine must plan with exactly these. */
+    @Override
+    public OptionalInt kvCacheBlocks() {
+        return OptionalInt.of(numKvBlocks);
+    }
+
+    /**
+     * Heap a step of {@code tokens} tokens, {@code sequences} of them sampled, allocates at its peak: the arrays
+     * {@link #forward} keeps across a layer and the logits. The KV cache is sized after it, as vLLM profiles a
+     * step of max_num_batched_tokens before sizing its cache.
+     */
+    static long stepActivationBytes(ModelConfig c, int tokens, int sequences) {
+        long t = tokens;
+        long sampled = Math.min(tokens, sequences);
+        int q = c.numHeads() * c.headDim(), kv = c.numKvHeads() * c.headDim();
+        long perToken = 3L * c.hiddenSize() + 2L * q + 2L * kv + 2L * c.intermediateSize() + c.headDim() + 3;
+        // The logits of all sampled sequences, then a copy per sequence; their final norms.
+        long logits = sampled * (2L * c.vocabSize() + c.hiddenSize());
+        return (t * perToken + logits) * Float.BYTES;
     }
 
     @Override

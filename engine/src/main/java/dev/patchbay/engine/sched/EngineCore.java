@@ -89,6 +89,12 @@ public final class EngineCore {
         this.clock = clock;
         this.wakeup = wakeup;
         this.contextLimit = new ContextLimit(config.maxModelLen());
+        var held = model.executor().kvCacheBlocks();
+        if (held.isPresent() && held.getAsInt() != config.numKvBlocks()) {
+            // Block ids beyond what the executor holds would fail the first step that hands them out.
+            throw new IllegalArgumentException("the engine is configured with " + config.numKvBlocks()
+                    + " KV blocks but the executor holds " + held.getAsInt());
+        }
         this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
         this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
                 model.executor(), loaderPool, clock, this::wake, stats);

@@ -67,6 +67,13 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
     }
 
     private static int[] chatPrompt(ObjectNode body, Model model) {
+        boolean addGenerationPrompt = JsonFields.bool(body.get("add_generation_prompt"), "add_generation_prompt", true);
+        // The rendered template already holds the special tokens the model expects.
+        return model.tokenizer().encode(renderChat(model, chatMessages(body), addGenerationPrompt), false);
+    }
+
+    /** The body's {@code messages}: a non-empty list of objects with a string role and text content. */
+    static List<ChatMessage> chatMessages(ObjectNode body) {
         JsonNode messages = body.get("messages");
         if (messages == null || !messages.isArray() || messages.isEmpty()) {
             throw ApiException.badRequest("messages must be a non-empty list", "messages");
@@ -77,9 +84,16 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
             if (!m.path("role").isTextual()) throw ApiException.badRequest("each of messages needs a role that is a string", "messages");
             list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"))));
         }
-        boolean addGenerationPrompt = JsonFields.bool(body.get("add_generation_prompt"), "add_generation_prompt", true);
-        // The rendered template already holds the special tokens the model expects.
-        return model.tokenizer().encode(model.renderChat(list, addGenerationPrompt), false);
+        return list;
+    }
+
+    /** The model's chat template applied; a model without one, or a template that fails on these messages, is a 400. */
+    static String renderChat(Model model, List<ChatMessage> messages, boolean addGenerationPrompt) {
+        try {
+            return model.renderChat(messages, addGenerationPrompt);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage(), "messages");
+        }
     }
 
     /** Message content is a string or a list of parts, of which the text parts count. */
