@@ -964,10 +964,14 @@ final class Jinja {
             case Macro m -> scope.vars.put(m.name(), macro(m, scope));
             case CallBlock c -> {
                 if (!(c.call() instanceof Call call)) throw new IllegalArgumentException("{% call %} needs a macro call");
-                Macro caller = new Macro("caller", List.of(), List.of(), c.body());
-                Scope withCaller = new Scope(scope);
-                withCaller.vars.put("caller", macro(caller, scope));
-                out.append(str(eval(call, withCaller)));
+                // the body is handed to the macro as its caller()
+                Object callee = eval(call.callee(), scope);
+                if (!(callee instanceof Callable f)) throw new IllegalArgumentException(describe(call.callee()) + " is not callable");
+                List<Object> args = new ArrayList<>();
+                Map<String, Object> kwargs = new LinkedHashMap<>();
+                evalArgs(call.args(), scope, args, kwargs);
+                kwargs.put("caller", macro(new Macro("caller", List.of(), List.of(), c.body()), scope));
+                out.append(str(f.call(args, kwargs)));
             }
             case FilterBlock f -> {
                 StringBuilder sb = new StringBuilder();
@@ -994,6 +998,7 @@ final class Jinja {
                 else v = UNDEFINED;
                 s.vars.put(p, v);
             }
+            if (kwargs.containsKey("caller")) s.vars.put("caller", kwargs.get("caller"));
             StringBuilder sb = new StringBuilder();
             renderBody(m.body(), s, sb);
             return sb.toString();
@@ -1417,13 +1422,9 @@ final class Jinja {
         throw new IllegalArgumentException("'" + typeName(v) + "' object is not iterable");
     }
 
+    /** A dict's value by name; anything else (a method named without a call, a missing key) is undefined. */
     private static Object attribute(Object obj, String name) {
-        if (obj instanceof Map<?, ?> m) {
-            if (m.containsKey(name)) return m.get(name);
-            return UNDEFINED;
-        }
-        if (obj == UNDEFINED) return UNDEFINED;
-        return UNDEFINED; // a method without a call, or an attribute no value has
+        return obj instanceof Map<?, ?> m && m.containsKey(name) ? m.get(name) : UNDEFINED;
     }
 
     private static Object index(Object obj, Object key) {
@@ -1785,9 +1786,11 @@ final class Jinja {
                             arg.apply(1) == null ? -1 : toLong(arg.apply(1)));
                     case "rsplit" -> rsplit(s, arg.apply(0) == null ? null : str(arg.apply(0)),
                             arg.apply(1) == null ? -1 : toLong(arg.apply(1)));
-                    case "splitlines" -> new ArrayList<Object>(List.of(s.split("\\r\\n|\\n|\\r", -1)))
-                            .subList(0, s.isEmpty() ? 0 : s.split("\\r\\n|\\n|\\r", -1).length
-                                    - (s.endsWith("\n") || s.endsWith("\r") ? 1 : 0));
+                    case "splitlines" -> {
+                        List<Object> lines = new ArrayList<>(List.of(s.split("\\r\\n|\\n|\\r", -1)));
+                        if (s.isEmpty() || s.endsWith("\n") || s.endsWith("\r")) lines.removeLast(); // no empty last line
+                        yield lines;
+                    }
                     case "replace" -> replace(s, str(args.get(0)), str(args.get(1)), arg.apply(2) == null ? -1 : toLong(arg.apply(2)));
                     case "upper" -> s.toUpperCase(Locale.ROOT);
                     case "lower" -> s.toLowerCase(Locale.ROOT);
