@@ -16,11 +16,10 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * The Jinja that Hugging Face chat templates are written in, with Python's semantics where a template can see them
- * (string and list methods, slicing, truthiness, scoping): the environment transformers renders with, trim_blocks and
- * lstrip_blocks on, loop controls, {@code namespace}, {@code raise_exception}, {@code strftime_now}, and
- * {@code tojson} without ASCII escapes. Values are Java's: String, Long, Double, Boolean, List, Map, null for none.
- * A template is parsed once and rendered any number of times; a render error is an {@link IllegalArgumentException}.
+ * The Jinja of Hugging Face chat templates, as transformers renders it: Python's semantics where a template sees them
+ * (methods, slicing, truthiness, scoping), trim_blocks and lstrip_blocks, loop controls, {@code namespace},
+ * {@code raise_exception}, {@code strftime_now}, {@code tojson} without ASCII escapes. Values are String, Long,
+ * Double, Boolean, List, Map and null; parsed once, rendered many times; errors are IllegalArgumentExceptions.
  */
 final class Jinja {
     /** What an unknown variable or missing attribute evaluates to: prints as nothing, is false, iterates as empty. */
@@ -34,7 +33,7 @@ final class Jinja {
     private final List<Node> body;
 
     Jinja(String template) {
-        this.body = new Parser(Lexer.lex(template)).parseBody(Parser.END);
+        this.body = new Parser(Lexer.lex(template)).parseBody(Parser.TEMPLATE_END);
     }
 
     String render(Map<String, Object> variables) {
@@ -357,7 +356,8 @@ final class Jinja {
 
     /** Jinja's grammar: statements by tag name, expressions by Jinja's precedence (filters and tests bind tightest). */
     private static final class Parser {
-        static final List<String> END = List.of();
+        /** No closing tag: parse to the template's end. */
+        static final List<String> TEMPLATE_END = List.of();
         private final List<Token> tokens;
         private int pos;
 
@@ -533,7 +533,7 @@ final class Jinja {
                     closeTag("endfilter");
                     return new FilterBlock(filter, args, body);
                 }
-                case "raw" -> {
+                case "raw" -> { // the lexer made its body one text token
                     endOfTag();
                     List<Node> body = parseBody(List.of("endraw"));
                     closeTag("endraw");
