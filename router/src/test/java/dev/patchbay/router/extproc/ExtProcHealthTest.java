@@ -77,6 +77,17 @@ class ExtProcHealthTest {
     }
 
     @Test
+    void aFirstScrapeThatFailsStillEndsTheSync() throws Exception {
+        FakeModelServer dead = route.server("dead", page(0, 0.1));
+        dead.kill(); // nothing listens: the first scrape is refused
+        route.startWith("--endpoints", dead.address());
+        Await.until("readiness serves", () -> route.health("readiness") == ServingStatus.SERVING);
+        assertThat(route.router().pool().statuses().getFirst().lastError()).as("synced on a failed scrape")
+                .isNotNull();
+        assertThat(route.router().pool().readyStates()).isEmpty();
+    }
+
+    @Test
     void aServiceItDoesNotHaveIsNotFound() throws Exception {
         route.server("a", page(0, 0.1));
         route.start(null);
