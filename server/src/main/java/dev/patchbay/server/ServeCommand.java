@@ -72,6 +72,9 @@ public final class ServeCommand implements Callable<Integer> {
     int maxWaitingRequests = 10_000;
     @Option(names = "--max-request-body-bytes", description = "Largest request body (default: ${DEFAULT-VALUE}).")
     long maxRequestBodyBytes = 8L * 1024 * 1024;
+    @Option(names = "--max-logprobs", description = "Most log probabilities a request may ask for per token, -1 for"
+            + " no limit (default: ${DEFAULT-VALUE}).")
+    int maxLogprobs = 20;
     @Option(names = "--seed", description = "Seed of the engine's random streams (default: ${DEFAULT-VALUE}).")
     long seed = 0;
     @Option(names = "--sim-latency-ms", split = ",", description = "Simulated model: step overhead, per prefill token,"
@@ -112,6 +115,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (!List.of("auto", "float16", "bfloat16").contains(loraDtype)) {
             throw new IllegalArgumentException("--lora-dtype must be auto, float16 or bfloat16, got " + loraDtype);
         }
+        if (maxLogprobs < -1) throw new IllegalArgumentException("--max-logprobs must be >= -1, got " + maxLogprobs);
         if (port < 0 || port > 65535) throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
         LatencyModel latency = LatencyModel.DEFAULT;
         if (simLatency != null) {
@@ -132,7 +136,7 @@ public final class ServeCommand implements Callable<Integer> {
                 modules, maxNumSeqs, maxNumBatchedTokens, maxModelLen, blockSize, enablePrefixCaching, numGpuBlocks,
                 showHiddenMetricsForVersion, runtime, loraResolverDir, List.copyOf(loraAllowedDirs), maxLoraMetricSeries,
                 enableLoraLatencyMetrics, maxWaitingRequests, maxRequestBodyBytes, seed, latency, text, simEosProbability,
-                demos, shutdownGraceSeconds, null);
+                demos, shutdownGraceSeconds, null, maxLogprobs);
     }
 
     /** vLLM's rule: an item with '=' and no ',' is name=path; anything else is JSON. */
