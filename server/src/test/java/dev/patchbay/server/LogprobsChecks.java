@@ -42,6 +42,7 @@ final class LogprobsChecks {
             // The sampled token is in its dict beside N others at most; keys are texts, so tokens with the same
             // text (pieces of UTF-8 characters) share one entry and the dict may hold fewer.
             assertThat(top.get(tokens.get(i))).as("token %d in its top_logprobs", i).isNotNull();
+            assertThat(top.get(tokens.get(i)).asDouble()).as("token %d's own value in its dict", i).isEqualTo(value.asDouble());
             assertThat(top.size()).isBetween(1, topN + 1);
             for (Iterator<Map.Entry<String, JsonNode>> it = top.fields(); it.hasNext(); ) assertLogprob(it.next().getValue());
         }

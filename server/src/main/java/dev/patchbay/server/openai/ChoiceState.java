@@ -6,6 +6,7 @@ import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.exec.TokenLogprobs;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -92,7 +93,7 @@ final class ChoiceState {
         return node;
     }
 
-    /** Marks a stream chunk for {@code o} as sent. */
+    /** Marks a stream chunk as sent: the echoed prompt, if any, went out with it. */
     void chunkSent() {
         echoSent = true;
     }
@@ -103,8 +104,9 @@ final class ChoiceState {
         return out;
     }
 
+    /** The prompt's log probabilities (all null when not computed), then {@code second}. */
     private List<TokenLogprobs> concatLogprobs(List<TokenLogprobs> first, List<TokenLogprobs> second) {
-        List<TokenLogprobs> all = new ArrayList<>(first == null ? java.util.Collections.nCopies(prompt.length, null) : first);
+        List<TokenLogprobs> all = new ArrayList<>(first == null ? Collections.nCopies(prompt.length, null) : first);
         all.addAll(second);
         return all;
     }

@@ -65,8 +65,9 @@ public final class GenerationHandler {
                 int[] prompt = g.prompts().get(p);
                 promptTokens += prompt.length;
                 int maxTokens = engine.contextLimit().maxTokens(prompt.length, g.maxTokens());
-                String promptText = g.promptTexts().get(p) != null ? g.promptTexts().get(p)
-                        : engine.model().tokenizer().decode(prompt);
+                // Only an echo needs the prompt's text; a prompt of token ids has it decoded.
+                String promptText = !g.logprobs().echo() ? null : g.promptTexts().get(p) != null
+                        ? g.promptTexts().get(p) : engine.model().tokenizer().decode(prompt);
                 for (int k = 0; k < g.n(); k++) {
                     int choice = p * g.n() + k;
                     states[choice] = new ChoiceState(prompt, promptText, g.logprobs().echo());

@@ -56,9 +56,12 @@ final class LogprobsShapes {
             }
             values.add(value(lp.logprob()));
             ObjectNode top = tops.addObject();
-            // Keyed by text: two tokens with the same text share one entry, the later value winning, as in vLLM.
             top.put(text, value(lp.logprob()));
-            for (int j = 0; j < lp.numTop(); j++) top.put(token(lp.topIds()[j]), value(lp.topLogprobs()[j]));
+            // Keyed by text, so tokens with the same text (pieces of UTF-8 characters) share one entry. The first
+            // keeps it, so the entry of the token itself always shows its own value; vLLM lets the last win.
+            for (int j = 0; j < lp.numTop(); j++) {
+                if (!top.has(token(lp.topIds()[j]))) top.put(token(lp.topIds()[j]), value(lp.topLogprobs()[j]));
+            }
         }
         return out;
     }
