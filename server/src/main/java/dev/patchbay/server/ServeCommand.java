@@ -80,6 +80,9 @@ public final class ServeCommand implements Callable<Integer> {
     int maxWaitingRequests = 10_000;
     @Option(names = "--max-request-body-bytes", description = "Largest request body (default: ${DEFAULT-VALUE}).")
     long maxRequestBodyBytes = 8L * 1024 * 1024;
+    @Option(names = "--max-logprobs", description = "Most log probabilities a request may ask for per token, -1 for"
+            + " no limit (default: ${DEFAULT-VALUE}).")
+    int maxLogprobs = 20;
     @Option(names = "--seed", description = "Seed of the engine's random streams (default: ${DEFAULT-VALUE}).")
     long seed = 0;
     @Option(names = "--sim-latency-ms", split = ",", description = "Simulated model: step overhead, per prefill token,"
@@ -120,6 +123,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (!List.of("auto", "float16", "bfloat16").contains(loraDtype)) {
             throw new IllegalArgumentException("--lora-dtype must be auto, float16 or bfloat16, got " + loraDtype);
         }
+        if (maxLogprobs < -1) throw new IllegalArgumentException("--max-logprobs must be >= -1, got " + maxLogprobs);
         if (port < 0 || port > 65535) throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
         LatencyModel latency = LatencyModel.DEFAULT;
         if (simLatency != null) {
@@ -156,7 +160,7 @@ public final class ServeCommand implements Callable<Integer> {
                 gpuMemoryUtilization, kvBytes,
                 showHiddenMetricsForVersion, runtime, loraResolverDir, List.copyOf(loraAllowedDirs), maxLoraMetricSeries,
                 enableLoraLatencyMetrics, maxWaitingRequests, maxRequestBodyBytes, seed, latency, text, simEosProbability,
-                demos, shutdownGraceSeconds, null);
+                demos, shutdownGraceSeconds, null, maxLogprobs);
     }
 
     /** A message on one line: parsers' messages may quote the offending input on further lines. */
