@@ -12,8 +12,10 @@ import dev.patchbay.engine.adapter.PeftReader;
 import dev.patchbay.model.LlamaExecutor;
 import dev.patchbay.model.LlamaModel;
 import dev.patchbay.model.ModelGenerator;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -23,10 +25,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Patchbay's forward pass against Jlama 0.8.4's, an implementation written independently, on the same generated F32
+ * Patchbay's forward pass against Jlama 0.8.4's, an implementation written independently, on the same generated
  * models: from token ids (no tokenizer involved), greedy tokens must be the same for {@link #STEPS} steps and every
- * step's logits within {@link #TOLERANCE}. Both compute in F32, so what is left is summation order and RoPE angles
- * (Jlama's are computed in float).
+ * step's logits within {@link #TOLERANCE}. Both compute in F32 (Jlama widens BF16 and F16 weights on load), so what
+ * is left is summation order and RoPE angles (Jlama's are computed in float).
  */
 class JlamaDifferentialTest {
     /** max |Patchbay logit - Jlama logit| over the vocabulary, divided by max |Jlama logit|, at every step. */
@@ -48,12 +50,17 @@ class JlamaDifferentialTest {
     Path dir;
 
     static Stream<Arguments> shapes() {
+        ModelGenerator.Spec qwen2 = LLAMA.withArchitecture("Qwen2ForCausalLM").withSeed(13);
         return Stream.of(
                 Arguments.of("Llama, 4 heads on 2 KV heads", LLAMA),
                 Arguments.of("Llama, 4 heads and 4 KV heads", new ModelGenerator.Spec("LlamaForCausalLM", 128, 2, 4, 4,
                         256, 512, "F32", 12, false, null)),
-                Arguments.of("Qwen2, q/k/v bias, tied embeddings",
-                        LLAMA.withArchitecture("Qwen2ForCausalLM").withTiedEmbeddings(true).withSeed(13)),
+                Arguments.of("Llama, linear RoPE scaling",
+                        LLAMA.withRopeScaling("{\"rope_type\":\"linear\",\"factor\":2.0}")),
+                Arguments.of("Llama, BF16 weights", LLAMA.withDtype("BF16")),
+                Arguments.of("Llama, F16 weights", LLAMA.withDtype("F16")),
+                Arguments.of("Qwen2, q/k/v bias", qwen2),
+                Arguments.of("Qwen2, q/k/v bias, tied embeddings", qwen2.withTiedEmbeddings(true)),
                 Arguments.of("Mistral, no sliding window", LLAMA.withArchitecture("MistralForCausalLM").withSeed(14)));
     }
 
@@ -65,32 +72,59 @@ class JlamaDifferentialTest {
         List<Trace> reference = jlama(model, PROMPTS);
         List<Trace> patchbay = patchbay(model, PROMPTS.stream().map(Request::base).toList(), null);
         double worst = 0;
-        for (int p = 0; p < PROMPTS.size(); p++) worst = Math.max(worst, assertMatches(shape + ", prompt " + p, patchbay.get(p), reference.get(p)));
+        for (int p = 0; p < PROMPTS.size(); p++) {
+            worst = Math.max(worst, assertMatches(shape + ", prompt " + p, patchbay.get(p), reference.get(p)));
+        }
         report(shape, worst);
     }
 
-    /**
-     * Jlama's Mistral reads no {@code sliding_window}: on a prompt longer than the window its logits are those of full
-     * attention, Patchbay's windowed ones are not, and Patchbay with the window removed matches Jlama.
-     */
-    @Test
-    void mistralSlidingWindowIsIgnoredByJlama() throws Exception {
-        Path windowed = dir.resolve("windowed");
-        ModelGenerator.writeModel(windowed, LLAMA.withArchitecture("MistralForCausalLM").withSeed(14));
-        ModelFiles.editConfig(windowed, "sliding_window", WINDOW);
-        Path full = dir.resolve("full");
-        ModelFiles.copyWithWeights(windowed, full, w -> {});
-        ModelFiles.editConfig(full, "sliding_window", null);
+    static Stream<Arguments> settingsJlamaIgnores() {
+        ModelGenerator.Spec mistral = LLAMA.withArchitecture("MistralForCausalLM").withSeed(14);
+        ModelGenerator.Spec qwen2 = LLAMA.withArchitecture("Qwen2ForCausalLM").withSeed(13);
+        Map<String, Object> linear = Map.of("rope_type", "linear", "factor", 2.0);
+        return Stream.of(
+                Arguments.of("Mistral, sliding_window", mistral, Map.of("sliding_window", WINDOW)),
+                Arguments.of("Qwen2, use_sliding_window", qwen2,
+                        Map.of("sliding_window", WINDOW, "use_sliding_window", true, "max_window_layers", 0)),
+                Arguments.of("Llama, rope_scaling llama3", LLAMA, Map.of("rope_scaling", Map.of("rope_type", "llama3",
+                        "factor", 8.0, "low_freq_factor", 1.0, "high_freq_factor", 4.0, "original_max_position_embeddings", 16))),
+                Arguments.of("Llama, rope_scaling yarn", LLAMA, Map.of("rope_scaling", Map.of("rope_type", "yarn",
+                        "factor", 4.0, "original_max_position_embeddings", 2048))),
+                Arguments.of("Llama, rope_scaling dynamic", LLAMA,
+                        Map.of("rope_scaling", Map.of("rope_type", "dynamic", "factor", 4.0))),
+                Arguments.of("Llama, rope_scaling linear named by 'type'", LLAMA,
+                        Map.of("rope_scaling", Map.of("type", "linear", "factor", 2.0))),
+                Arguments.of("Qwen2, rope_scaling linear", qwen2, Map.of("rope_scaling", linear)),
+                Arguments.of("Mistral, rope_scaling linear", mistral, Map.of("rope_scaling", linear)));
+    }
 
-        List<Trace> jlama = jlama(windowed, PROMPTS);
-        List<Trace> patchbayWindowed = patchbay(windowed, PROMPTS.stream().map(Request::base).toList(), null);
-        List<Trace> patchbayFull = patchbay(full, PROMPTS.stream().map(Request::base).toList(), null);
+    /**
+     * Settings Jlama 0.8.4 does not read: Patchbay applies them and so differs from Jlama on the longest prompt; with
+     * them set to null Patchbay matches Jlama, which shows that the setting is the whole difference.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("settingsJlamaIgnores")
+    void jlamaIgnoresTheSettingAndMatchesPatchbayWithoutIt(String setting, ModelGenerator.Spec spec,
+                                                           Map<String, Object> fields) throws Exception {
+        Path with = dir.resolve("with");
+        ModelGenerator.writeModel(with, spec);
+        for (var f : fields.entrySet()) ModelFiles.editConfig(with, f.getKey(), f.getValue());
+        Path without = dir.resolve("without");
+        ModelFiles.copy(with, without);
+        for (String f : fields.keySet()) ModelFiles.editConfig(without, f, null);
+
+        List<Trace> jlama = jlama(with, PROMPTS);
         int longest = PROMPTS.size() - 1;
-        assertThat(relativeDifference(patchbayWindowed.get(longest).logits()[0], jlama.get(longest).logits()[0]))
-                .as("the window changes the longest prompt's logits").isGreaterThan(1000 * TOLERANCE);
+        Trace patchbayWith = patchbay(with, List.of(Request.base(PROMPTS.get(longest))), null).get(0);
+        double applied = relativeDifference(patchbayWith.logits()[0], jlama.get(longest).logits()[0]);
+        assertThat(applied).as("the setting changes Patchbay's logits").isGreaterThan(1000 * TOLERANCE);
+        List<Trace> patchbayWithout = patchbay(without, PROMPTS.stream().map(Request::base).toList(), null);
         double worst = 0;
-        for (int p = 0; p < PROMPTS.size(); p++) worst = Math.max(worst, assertMatches("Mistral, window removed, prompt " + p, patchbayFull.get(p), jlama.get(p)));
-        report("Mistral with sliding_window " + WINDOW + ": Patchbay without it", worst);
+        for (int p = 0; p < PROMPTS.size(); p++) {
+            worst = Math.max(worst, assertMatches(setting + " removed, prompt " + p, patchbayWithout.get(p), jlama.get(p)));
+        }
+        report(String.format("%s, which Jlama ignores (Patchbay with it: %.2f on the longest prompt's first step);"
+                + " Patchbay without it", setting, applied), worst);
     }
 
     /**
@@ -109,7 +143,8 @@ class JlamaDifferentialTest {
         try {
             for (int p = 0; p < PROMPTS.size(); p++) {
                 Trace reference = GreedyRuns.jlamaWindowed(jlama, PROMPTS.get(p), STEPS, WINDOW);
-                worst = Math.max(worst, assertMatches("one-layer Mistral, window " + WINDOW + ", prompt " + p, patchbay.get(p), reference));
+                worst = Math.max(worst, assertMatches("one-layer Mistral, window " + WINDOW + ", prompt " + p,
+                        patchbay.get(p), reference));
             }
         } finally {
             jlama.close();
@@ -147,21 +182,24 @@ class JlamaDifferentialTest {
         worst = Math.max(worst, assertMatches(shape + ", base and adapter",
                 patchbay(base, List.of(new Request(withAdapter, 1)), adapter).get(0), jlamaMerged.get(0)));
         List<Trace> mixed = patchbay(base, List.of(new Request(withAdapter, 1), Request.base(withoutAdapter)), adapter);
-        worst = Math.max(worst, assertMatches(shape + ", batch, the request with the adapter", mixed.get(0), jlamaMerged.get(0)));
+        worst = Math.max(worst,
+                assertMatches(shape + ", batch, the request with the adapter", mixed.get(0), jlamaMerged.get(0)));
         worst = Math.max(worst, assertMatches(shape + ", batch, the request without", mixed.get(1), jlamaBase.get(0)));
         report(shape + " with a rank-8 adapter on all projections", worst);
     }
 
-    /** The comparison can fail: one of the 2^17 MLP weights of layer 1 changed by 0.1 is far outside the tolerance. */
+    /** The comparison can fail: one of layer 1's 32,768 down_proj weights changed by 0.1 already fails the first step. */
     @Test
     void oneChangedWeightFailsTheComparison() throws Exception {
         Path model = dir.resolve("model");
         Path changed = dir.resolve("changed");
         ModelGenerator.writeModel(model, LLAMA);
-        ModelFiles.copyWithWeights(model, changed, w -> w.get("model.layers.1.mlp.down_proj.weight").values()[1000] += 0.1f);
+        ModelFiles.copyWithWeights(model, changed,
+                w -> w.get("model.layers.1.mlp.down_proj.weight").values()[1000] += 0.1f);
         Trace reference = jlama(changed, List.of(PROMPTS.get(1))).get(0);
         Trace patchbay = patchbay(model, List.of(Request.base(PROMPTS.get(1))), null).get(0);
-        assertThatThrownBy(() -> assertMatches("one weight changed", patchbay, reference)).isInstanceOf(AssertionError.class);
+        assertThatThrownBy(() -> assertMatches("one weight changed", patchbay, reference))
+                .isInstanceOf(AssertionError.class).hasMessageContaining("step 0: max |logit difference|");
     }
 
     /**
@@ -193,15 +231,19 @@ class JlamaDifferentialTest {
 
     /** The measured margin, so a run shows how far inside the tolerance each shape is. */
     private static void report(String what, double worst) {
-        System.out.printf("Jlama differential, %s: max relative logit difference %.2e (tolerance %.0e)%n", what, worst, TOLERANCE);
+        System.out.printf("Jlama differential, %s: max relative logit difference %.2e (tolerance %.0e)%n",
+                what, worst, TOLERANCE);
     }
 
-    private AbstractModel loadJlama(Path model) {
-        // F32 working memory and no quantization: Jlama then computes in F32, as Patchbay does on F32 weights.
-        return ModelSupport.loadModel(model.toFile(), dir.toFile(), DType.F32, DType.F32, Optional.empty(), Optional.empty());
+    private AbstractModel loadJlama(Path model) throws IOException {
+        // F32 working memory, and 16-bit weights widened to F32 on load: Jlama then computes in F32 throughout, as
+        // Patchbay does (left to itself, Jlama rounds activations to BF16 before each product with BF16 weights).
+        boolean half = !ModelFiles.dtype(model).equals("F32");
+        return ModelSupport.loadModel(model.toFile(), dir.toFile(), DType.F32, DType.F32,
+                half ? Optional.of(DType.F32) : Optional.empty(), Optional.empty());
     }
 
-    private List<Trace> jlama(Path model, List<int[]> prompts) {
+    private List<Trace> jlama(Path model, List<int[]> prompts) throws IOException {
         AbstractModel jlama = loadJlama(model);
         try {
             return prompts.stream().map(p -> GreedyRuns.jlama(jlama, p, STEPS)).toList();

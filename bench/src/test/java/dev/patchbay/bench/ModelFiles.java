@@ -36,6 +36,19 @@ final class ModelFiles {
         JSON.writeValue(modelDir.resolve("config.json").toFile(), config);
     }
 
+    /** The dtype of the model's embedding table, which the generated models share with every weight. */
+    static String dtype(Path modelDir) throws IOException {
+        return Safetensors.readHeader(modelDir.resolve(WEIGHTS)).tensors().get("model.embed_tokens.weight").dtype();
+    }
+
+    /** Copies a model directory's files. */
+    static void copy(Path from, Path to) throws IOException {
+        Files.createDirectories(to);
+        try (Stream<Path> files = Files.list(from)) {
+            for (Path f : files.toList()) if (Files.isRegularFile(f)) Files.copy(f, to.resolve(f.getFileName()));
+        }
+    }
+
     /** Every tensor of an F32 safetensors file, in file order. */
     static Map<String, Tensor> readF32(Path file) throws IOException {
         Safetensors st = Safetensors.readHeader(file);
