@@ -8,15 +8,24 @@ import com.github.tjake.jlama.model.ModelSupport;
 import com.github.tjake.jlama.safetensors.DType;
 import dev.patchbay.bench.GreedyRuns.Request;
 import dev.patchbay.bench.GreedyRuns.Trace;
+import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.adapter.PeftReader;
+import dev.patchbay.engine.exec.Batch;
+import dev.patchbay.engine.exec.ScheduledSequence;
+import dev.patchbay.engine.exec.StepResult;
+import dev.patchbay.engine.exec.TokenLogprobs;
 import dev.patchbay.model.LlamaExecutor;
 import dev.patchbay.model.LlamaModel;
 import dev.patchbay.model.ModelGenerator;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,6 +51,9 @@ class JlamaDifferentialTest {
             new int[] {300, 12, 45, 45, 260, 1, 99},
             new int[] {5, 17, 300, 2, 99, 42, 42, 7, 260, 1, 33, 8, 150, 77, 410, 3, 64, 64, 200, 11});
     static final int WINDOW = 6;
+    /** Log probabilities are compared absolutely: logits agree within {@link #TOLERANCE} of a range of about 10. */
+    static final double LOGPROB_TOLERANCE = 1e-4;
+    static final int LOGPROBS_TOP = 5;
 
     static final ModelGenerator.Spec LLAMA = new ModelGenerator.Spec("LlamaForCausalLM", 128, 2, 4, 2, 256, 512, "F32",
             11, false, null);
@@ -157,6 +169,44 @@ class JlamaDifferentialTest {
                 Arguments.of("Qwen2", LLAMA.withArchitecture("Qwen2ForCausalLM").withSeed(13)));
     }
 
+    static Stream<Arguments> logprobShapes() {
+        return Stream.of(Arguments.of("Llama", LLAMA),
+                Arguments.of("Mistral", LLAMA.withArchitecture("MistralForCausalLM").withSeed(14)),
+                Arguments.of("Qwen2, q/k/v bias", LLAMA.withArchitecture("Qwen2ForCausalLM").withSeed(13)));
+    }
+
+    /**
+     * The log probabilities a request asking for {@code logprobs} gets for its first token, as the executor reports
+     * them through a step, against a log-softmax (in double) of Jlama's logits after the same prompt: the same
+     * greedy token with the same rank, the same top tokens in the same order, values within
+     * {@link #LOGPROB_TOLERANCE}.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("logprobShapes")
+    void firstTokenLogprobsMatchALogSoftmaxOfJlamasLogits(String shape, ModelGenerator.Spec spec) throws Exception {
+        Path model = dir.resolve("model");
+        ModelGenerator.writeModel(model, spec);
+        List<Trace> reference = jlama(model, PROMPTS);
+        List<TokenLogprobs> patchbay = firstTokenLogprobs(model, PROMPTS, LOGPROBS_TOP);
+        double worst = 0;
+        for (int p = 0; p < PROMPTS.size(); p++) {
+            float[] logits = reference.get(p).logits()[0];
+            double logZ = logSumExp(logits);
+            TokenLogprobs got = patchbay.get(p);
+            int[] expectedTop = topIds(logits, LOGPROBS_TOP);
+            assertThat(got.tokenId()).as(shape + ", prompt " + p + ": greedy token").isEqualTo(reference.get(p).tokens()[0]);
+            assertThat(got.rank()).as("the greedy token's rank").isEqualTo(1);
+            assertThat(got.topIds()).as(shape + ", prompt " + p + ": top tokens").containsExactly(expectedTop);
+            worst = Math.max(worst, Math.abs(got.logprob() - (logits[got.tokenId()] - logZ)));
+            for (int k = 0; k < LOGPROBS_TOP; k++) {
+                worst = Math.max(worst, Math.abs(got.topLogprobs()[k] - (logits[expectedTop[k]] - logZ)));
+            }
+        }
+        assertThat(worst).as(shape + ": largest difference of a log probability").isLessThanOrEqualTo(LOGPROB_TOLERANCE);
+        System.out.printf(Locale.ROOT, "Jlama, first-token logprobs, %s: max difference %.1e (tolerance %.0e)%n", shape,
+                worst, LOGPROB_TOLERANCE);
+    }
+
     /**
      * A rank-8 adapter on all seven projections: Jlama on the merged weights is the reference; Patchbay must give it
      * from the merged weights without an adapter, from the base with the adapter per request, and in one batch with
@@ -260,5 +310,40 @@ class JlamaDifferentialTest {
             if (adapter != null) ex.activate(1, ex.loadAdapter(PeftReader.read("adapter", adapter, m.config(), 16)));
             return GreedyRuns.patchbay(ex, requests, STEPS);
         }
+    }
+
+    /** The executor's first step over each prompt, in one batch, each request asking for the top {@code top}. */
+    private static List<TokenLogprobs> firstTokenLogprobs(Path model, List<int[]> prompts, int top) throws Exception {
+        try (LlamaModel m = LlamaModel.load(model, prompts.size() * GreedyRuns.BLOCKS_PER_SEQUENCE, GreedyRuns.BLOCK_SIZE,
+                2, 2, null)) {
+            List<ScheduledSequence> seqs = new ArrayList<>();
+            int tokens = 0;
+            for (int s = 0; s < prompts.size(); s++) {
+                int[] blocks = IntStream.range(s * GreedyRuns.BLOCKS_PER_SEQUENCE, (s + 1) * GreedyRuns.BLOCKS_PER_SEQUENCE)
+                        .toArray();
+                seqs.add(new ScheduledSequence(s, prompts.get(s), 0, blocks, -1, true,
+                        SamplingParams.greedy(1).withLogprobs(top, null), new SplittableRandom(s), prompts.get(s), 0));
+                tokens += prompts.get(s).length;
+            }
+            StepResult step = m.executor().execute(new Batch(seqs, tokens, tokens, 0, 0, GreedyRuns.BLOCK_SIZE));
+            List<TokenLogprobs> out = new ArrayList<>();
+            for (int s = 0; s < seqs.size(); s++) out.add(step.sampleLogprobs(s));
+            return out;
+        }
+    }
+
+    private static double logSumExp(float[] logits) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (float v : logits) max = Math.max(max, v);
+        double sum = 0;
+        for (float v : logits) sum += Math.exp(v - max);
+        return max + Math.log(sum);
+    }
+
+    /** The ids of the {@code k} largest logits, largest first, ties to the lower id. */
+    private static int[] topIds(float[] logits, int k) {
+        return IntStream.range(0, logits.length).boxed()
+                .sorted((a, b) -> logits[a] != logits[b] ? Float.compare(logits[b], logits[a]) : Integer.compare(a, b))
+                .limit(k).mapToInt(Integer::intValue).toArray();
     }
 }
