@@ -50,8 +50,7 @@ class PoolDiscoveryScriptTest {
         HttpServer api = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         api.createContext("/", this::answer);
         api.start();
-        Path kubectlDir = Files.createDirectories(dir.resolve("bin"));
-        Files.createSymbolicLink(kubectlDir.resolve("kubectl"), Tools.kubectl());
+        Path kubectlDir = Tools.kubectl().getParent();
         Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
                 apiVersion: v1
                 kind: Config
