@@ -27,6 +27,15 @@ class DeployManifestsTest {
         assertThat(m.allErrors()).as("schema errors").isEmpty();
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void chartPassesHelmLint(Cases.Case c) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Tools.helm().toString(), "lint", "--strict", Repo.chart().toString()));
+        command.addAll(c.helmArgs());
+        Tools.Result r = Tools.run(command, Repo.root(), Map.of());
+        assertThat(r.exitCode()).as(r.stdout() + r.stderr()).isZero();
+    }
+
     @Test
     void eachWayRendersItsObjects() throws Exception {
         assertThat(kinds(Cases.SINGLE_SERVER)).containsExactlyInAnyOrder("Deployment/patchbay-server", "Service/patchbay-server");
