@@ -20,11 +20,13 @@ import java.util.Set;
  * @param maxWaitingRequests  queued requests at most before new ones are refused
  * @param maxConcurrentAdapterLoads loads from storage in flight at most
  * @param seed                seed of every random stream the engine owns
+ * @param maxLogprobs         most log probabilities a request may ask for per position ({@code --max-logprobs});
+ *                            -1 for no limit
  */
 public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBatchedTokens, int maxModelLen,
                            int blockSize, int numKvBlocks, boolean enablePrefixCaching, boolean enableLora,
                            int maxLoras, int maxCpuLoras, int maxLoraRank, String loraDtype, int maxWaitingRequests,
-                           int maxConcurrentAdapterLoads, long seed) {
+                           int maxConcurrentAdapterLoads, long seed, int maxLogprobs) {
 
     public static final Set<Integer> LEGAL_LORA_RANKS = Set.of(1, 8, 16, 32, 64, 128, 256, 320, 512);
 
@@ -41,7 +43,13 @@ public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBat
                 "max_lora_rank must be one of [1, 8, 16, 32, 64, 128, 256, 320, 512], got " + maxLoraRank);
         require(maxWaitingRequests >= 1, "max waiting requests must be >= 1, got " + maxWaitingRequests);
         require(maxConcurrentAdapterLoads >= 1, "concurrent adapter loads must be >= 1, got " + maxConcurrentAdapterLoads);
+        require(maxLogprobs >= -1, "max_logprobs must be >= -1, got " + maxLogprobs);
         if (loraDtype == null || loraDtype.isBlank()) loraDtype = "auto";
+    }
+
+    /** Whether a request may ask for {@code n} log probabilities per position. */
+    public boolean allowsLogprobs(int n) {
+        return maxLogprobs == -1 || n <= maxLogprobs;
     }
 
     private static void require(boolean ok, String message) {
@@ -69,6 +77,7 @@ public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBat
         b.maxWaitingRequests = maxWaitingRequests;
         b.maxConcurrentAdapterLoads = maxConcurrentAdapterLoads;
         b.seed = seed;
+        b.maxLogprobs = maxLogprobs;
         return b;
     }
 
@@ -89,6 +98,7 @@ public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBat
         private int maxWaitingRequests = 100_000;
         private int maxConcurrentAdapterLoads = 4;
         private long seed = 0;
+        private int maxLogprobs = 20;
 
         private Builder(String servedModelName) {
             this.servedModelName = servedModelName;
@@ -109,11 +119,12 @@ public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBat
         public Builder maxWaitingRequests(int v) { maxWaitingRequests = v; return this; }
         public Builder maxConcurrentAdapterLoads(int v) { maxConcurrentAdapterLoads = v; return this; }
         public Builder seed(long v) { seed = v; return this; }
+        public Builder maxLogprobs(int v) { maxLogprobs = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(servedModelName, maxNumSeqs, maxNumBatchedTokens, maxModelLen, blockSize, numKvBlocks,
                     enablePrefixCaching, enableLora, maxLoras, maxCpuLoras == null ? maxLoras : maxCpuLoras, maxLoraRank,
-                    loraDtype, maxWaitingRequests, maxConcurrentAdapterLoads, seed);
+                    loraDtype, maxWaitingRequests, maxConcurrentAdapterLoads, seed, maxLogprobs);
         }
     }
 }

@@ -1,10 +1,5 @@
 package dev.patchbay.model;
 
-import com.hubspot.jinjava.Jinjava;
-import com.hubspot.jinjava.JinjavaConfig;
-import com.hubspot.jinjava.interpret.RenderResult;
-import com.hubspot.jinjava.interpret.TemplateError;
-import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
 import dev.patchbay.engine.model.ChatMessage;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,44 +8,40 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A Hugging Face chat template (Jinja, from {@code tokenizer_config.json}) rendered with Jinjava, with the variables
- * and settings transformers uses: {@code messages}, {@code bos_token}, {@code eos_token},
- * {@code add_generation_prompt}, {@code raise_exception}, trim_blocks and lstrip_blocks.
+ * A Hugging Face chat template (Jinja, from {@code tokenizer_config.json}) rendered by {@link Jinja} with the
+ * variables transformers passes: {@code messages}, {@code bos_token}, {@code eos_token} and
+ * {@code add_generation_prompt}. A template that does not parse still loads; rendering it fails with the reason.
  */
 public final class ChatTemplate {
     private final String template;
     private final String bosToken;
     private final String eosToken;
-    private final Jinjava jinjava;
+    private final Jinja parsed;
+    private final IllegalArgumentException parseError;
 
     public ChatTemplate(String template, String bosToken, String eosToken) {
         this.template = template;
         this.bosToken = bosToken == null ? "" : bosToken;
         this.eosToken = eosToken == null ? "" : eosToken;
-        this.jinjava = new Jinjava(JinjavaConfig.newBuilder().withTrimBlocks(true).withLstripBlocks(true).build());
-        jinjava.getGlobalContext().registerFunction(
-                new ELFunctionDefinition("", "raise_exception", ChatTemplate.class, "raiseException", String.class));
-    }
-
-    /** Called by templates that reject a conversation, as transformers' raise_exception does. */
-    public static String raiseException(String message) {
-        throw new IllegalArgumentException(message);
+        Jinja p = null;
+        IllegalArgumentException error = null;
+        try {
+            p = new Jinja(template);
+        } catch (IllegalArgumentException e) {
+            error = e;
+        }
+        this.parsed = p;
+        this.parseError = error;
     }
 
     public String template() {
         return template;
     }
 
-    /** The template's own raise_exception message when there is one, else Jinjava's. */
-    private static String rootMessage(TemplateError err) {
-        for (Throwable t = err.getException(); t != null; t = t.getCause()) {
-            if (t instanceof IllegalArgumentException && t.getMessage() != null) return t.getMessage();
-        }
-        return err.getMessage();
-    }
-
+    /** The prompt text; an IllegalArgumentException names why a template refuses the conversation or fails. */
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt) {
-        List<Map<String, Object>> msgs = new ArrayList<>();
+        if (parseError != null) throw new IllegalArgumentException("chat template: " + parseError.getMessage(), parseError);
+        List<Object> msgs = new ArrayList<>();
         for (ChatMessage m : messages) {
             Map<String, Object> map = new LinkedHashMap<>();
             map.put("role", m.role());
@@ -62,19 +53,10 @@ public final class ChatTemplate {
         vars.put("bos_token", bosToken);
         vars.put("eos_token", eosToken);
         vars.put("add_generation_prompt", addGenerationPrompt);
-        RenderResult result;
         try {
-            result = jinjava.renderForResult(template, vars);
-        } catch (RuntimeException e) {
-            Throwable cause = e;
-            while (cause.getCause() != null && !(cause instanceof IllegalArgumentException)) cause = cause.getCause();
-            throw new IllegalArgumentException("chat template: " + cause.getMessage(), e);
+            return parsed.render(vars);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("chat template: " + e.getMessage(), e);
         }
-        for (TemplateError err : result.getErrors()) {
-            if (err.getSeverity() == TemplateError.ErrorType.FATAL) {
-                throw new IllegalArgumentException("chat template: " + rootMessage(err));
-            }
-        }
-        return result.getOutput();
     }
 }

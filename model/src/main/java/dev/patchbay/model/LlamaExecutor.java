@@ -4,12 +4,15 @@ import dev.patchbay.engine.adapter.AdapterSpec;
 import dev.patchbay.engine.exec.Batch;
 import dev.patchbay.engine.exec.Executor;
 import dev.patchbay.engine.exec.LoadedAdapter;
+import dev.patchbay.engine.exec.Logprobs;
 import dev.patchbay.engine.exec.ScheduledSequence;
 import dev.patchbay.engine.exec.StepResult;
+import dev.patchbay.engine.exec.TokenLogprobs;
 import dev.patchbay.engine.model.ModelConfig;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalInt;
 
 /**
  * Runs a Llama-family model on the CPU: every token of a step (prompt chunks and decodes of all sequences) goes
@@ -19,6 +22,8 @@ import java.util.List;
  */
 public final class LlamaExecutor implements Executor {
     private static final int Q = 0, K = 1, V = 2, O = 3, GATE = 4, UP = 5, DOWN = 6;
+    /** Prompt positions whose logits are computed together for prompt log probabilities. */
+    private static final int PROMPT_ROWS = 32;
 
     private final ModelConfig c;
     private final LlamaWeights w;
@@ -68,6 +73,27 @@ public final class LlamaExecutor implements Executor {
         return 2L * c.numLayers() * keyCache[0].length * Float.BYTES;
     }
 
+    /** The blocks its cache has room for: the engine must plan with exactly these. */
+    @Override
+    public OptionalInt kvCacheBlocks() {
+        return OptionalInt.of(numKvBlocks);
+    }
+
+    /**
+     * Heap a step of {@code tokens} tokens, {@code sequences} of them sampled, allocates at its peak: the arrays
+     * {@link #forward} keeps across a layer and the logits. The KV cache is sized after it, as vLLM profiles a
+     * step of max_num_batched_tokens before sizing its cache.
+     */
+    static long stepActivationBytes(ModelConfig c, int tokens, int sequences) {
+        long t = tokens;
+        long sampled = Math.min(tokens, sequences);
+        int q = c.numHeads() * c.headDim(), kv = c.numKvHeads() * c.headDim();
+        long perToken = 3L * c.hiddenSize() + 2L * q + 2L * kv + 2L * c.intermediateSize() + c.headDim() + 3;
+        // The logits of all sampled sequences, then a copy per sequence; their final norms.
+        long logits = sampled * (2L * c.vocabSize() + c.hiddenSize());
+        return (t * perToken + logits) * Float.BYTES;
+    }
+
     @Override
     public LoadedAdapter loadAdapter(AdapterSpec spec) throws IOException {
         LoraWeights lora = LoraWeights.load(spec, c);
@@ -96,16 +122,23 @@ public final class LlamaExecutor implements Executor {
     @Override
     public StepResult execute(Batch batch) {
         List<ScheduledSequence> seqs = batch.sequences();
-        float[][] logits = forward(seqs);
+        float[] hidden = hidden(seqs);
+        float[][] logits = logits(seqs, hidden);
         int[] next = new int[seqs.size()];
+        boolean wantsLogprobs = seqs.stream().anyMatch(q -> q.sample() && q.params().logprobs() != null);
+        TokenLogprobs[] sampleLogprobs = wantsLogprobs ? new TokenLogprobs[seqs.size()] : null;
         // Each sequence draws from its own random stream, so sampling them in parallel stays reproducible.
         parallel.forRange(next.length, 1, (from, to) -> {
             for (int s = from; s < to; s++) {
                 ScheduledSequence seq = seqs.get(s);
                 next[s] = logits[s] == null ? -1 : Sampler.sample(logits[s], seq.params(), seq.rng());
+                // Raw log probabilities: of the logits the sampler was given, before its temperature and filters.
+                if (logits[s] != null && seq.params().logprobs() != null) {
+                    sampleLogprobs[s] = Logprobs.of(logits[s], next[s], seq.params().logprobs());
+                }
             }
         });
-        return new StepResult(next, 0);
+        return new StepResult(next, 0, sampleLogprobs, promptLogprobs(seqs, hidden));
     }
 
     @Override
@@ -118,6 +151,11 @@ public final class LlamaExecutor implements Executor {
      * the others). The tokens' keys and values are stored in the sequences' KV blocks.
      */
     public float[][] forward(List<ScheduledSequence> seqs) {
+        return logits(seqs, hidden(seqs));
+    }
+
+    /** Runs the layers over the step's tokens; returns each token's hidden state before the final norm. */
+    private float[] hidden(List<ScheduledSequence> seqs) {
         int n = seqs.stream().mapToInt(s -> s.tokens().length).sum();
         int h = c.hiddenSize(), inter = c.intermediateSize(), headDim = c.headDim();
         int[] seqOf = new int[n], pos = new int[n], slotOf = new int[n];
@@ -177,7 +215,7 @@ public final class LlamaExecutor implements Executor {
             applyLora(l, new int[] {DOWN}, gate, new float[][] {out}, loraOrder, slotOf);
             Kernels.add(x, out, 0, n * h);
         }
-        return logits(seqs, x);
+        return x;
     }
 
     private void checkSequence(ScheduledSequence seq) {
@@ -321,13 +359,52 @@ public final class LlamaExecutor implements Executor {
         for (int i = 0; i < sampled; i++) {
             Kernels.rmsNorm(x, rows[i] * h, w.finalNorm(), (float) c.rmsNormEps(), xs, i * h, h);
         }
-        float[] all = new float[sampled * vocab];
-        int count = sampled;
-        parallel.forRange(vocab / 4, 64, (from, to) ->
-                w.lmHead().matmulRows(xs, count, from * 4, to == vocab / 4 ? vocab : to * 4, all, vocab));
+        float[] all = lmHead(xs, sampled);
         float[][] out = new float[seqs.size()][];
         for (int s = 0, i = 0; s < seqs.size(); s++) {
             if (seqs.get(s).sample()) out[s] = Arrays.copyOfRange(all, i * vocab, (i++ + 1) * vocab);
+        }
+        return out;
+    }
+
+    /** The vocabulary's logits of {@code count} normed hidden states, row after row. */
+    private float[] lmHead(float[] xs, int count) {
+        int vocab = c.vocabSize();
+        float[] all = new float[count * vocab];
+        parallel.forRange(vocab / 4, 64, (from, to) ->
+                w.lmHead().matmulRows(xs, count, from * 4, to == vocab / 4 ? vocab : to * 4, all, vocab));
+        return all;
+    }
+
+    /**
+     * For the sequences that ask for prompt log probabilities, those of each prompt token that this step's tokens
+     * predict (see {@link StepResult#promptLogprobs}); null when none asks. Only these requests pay for logits at
+     * every position, a few rows at a time so a long prompt does not hold a whole vocabulary per token.
+     */
+    private TokenLogprobs[][] promptLogprobs(List<ScheduledSequence> seqs, float[] x) {
+        if (seqs.stream().noneMatch(q -> q.params().promptLogprobs() != null)) return null;
+        int h = c.hiddenSize(), vocab = c.vocabSize();
+        TokenLogprobs[][] out = new TokenLogprobs[seqs.size()][];
+        int first = 0;
+        for (int s = 0; s < seqs.size(); s++) {
+            ScheduledSequence seq = seqs.get(s);
+            int start = first;
+            first += seq.tokens().length;
+            if (seq.params().promptLogprobs() == null) continue;
+            int positions = StepResult.promptPositions(seq);
+            out[s] = new TokenLogprobs[positions];
+            for (int from = 0; from < positions; from += PROMPT_ROWS) {
+                int rows = Math.min(PROMPT_ROWS, positions - from);
+                float[] xs = new float[rows * h];
+                for (int i = 0; i < rows; i++) {
+                    Kernels.rmsNorm(x, (start + from + i) * h, w.finalNorm(), (float) c.rmsNormEps(), xs, i * h, h);
+                }
+                float[] logits = lmHead(xs, rows);
+                for (int i = 0; i < rows; i++) {
+                    int next = seq.prompt()[seq.startPosition() + from + i + 1];
+                    out[s][from + i] = Logprobs.of(logits, i * vocab, vocab, next, seq.params().promptLogprobs());
+                }
+            }
         }
         return out;
     }

@@ -23,12 +23,15 @@ public final class LlamaModel implements Model {
     private final ModelConfig config;
     private final BpeTokenizer tokenizer;
     private final ChatTemplate chatTemplate;
+    private final TokenPieces pieces;
     private final LlamaExecutor executor;
 
-    private LlamaModel(Path dir, ModelConfig config, BpeTokenizer tokenizer, ChatTemplate chatTemplate, LlamaExecutor executor) {
+    private LlamaModel(Path dir, ModelConfig config, BpeTokenizer tokenizer, TokenPieces pieces, ChatTemplate chatTemplate,
+                       LlamaExecutor executor) {
         this.dir = dir;
         this.config = config;
         this.tokenizer = tokenizer;
+        this.pieces = pieces;
         this.chatTemplate = chatTemplate;
         this.executor = executor;
     }
@@ -48,25 +51,40 @@ public final class LlamaModel implements Model {
     /** As {@link #load(Path, int, int, int, int)}, with progress lines to {@code progress} (null for none). */
     public static LlamaModel load(Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads, PrintStream progress)
             throws IOException {
+        return load(dir, new KvCacheBudget.Blocks(numKvBlocks), blockSize, maxLoras, threads, progress);
+    }
+
+    /**
+     * Loads a model directory with a KV cache of as many blocks as {@code kvBudget} gives once the weights are in
+     * memory (the executor then reports them); prints the cache's size on {@code progress}.
+     */
+    public static LlamaModel load(Path dir, KvCacheBudget kvBudget, int blockSize, int maxLoras, int threads,
+                                  PrintStream progress) throws IOException {
         if (!Files.isDirectory(dir)) throw new IOException(dir + ": not a model directory");
         Path configFile = dir.resolve("config.json");
         if (!Files.isRegularFile(configFile)) throw new IOException(dir + ": no config.json");
         JsonNode configJson = ModelConfig.readTree(configFile);
-        ModelConfig config = ModelConfig.fromJson(configJson, configFile.toString());
-        if (!ARCHITECTURES.contains(config.architecture())) {
-            throw new IOException(configFile + ": architecture " + config.architecture() + " is not supported (" + ARCHITECTURES + ")");
-        }
-        if (config.numHeads() % config.numKvHeads() != 0 || config.headDim() % 2 != 0) {
-            throw new IOException(configFile + ": " + config.numHeads() + " heads cannot share " + config.numKvHeads()
-                    + " KV heads of even size " + config.headDim());
-        }
+        ModelConfig config;
         Rope rope;
         int[] windows;
         try {
-            rope = Rope.of(config);
-            windows = SlidingWindow.perLayer(configJson, config);
-        } catch (IOException e) {
-            throw new IOException(configFile + ": " + e.getMessage(), e);
+            config = ModelConfig.fromJson(configJson, configFile.toString());
+            if (!ARCHITECTURES.contains(config.architecture())) {
+                throw new IOException(configFile + ": architecture " + config.architecture() + " is not supported ("
+                        + ARCHITECTURES + ")");
+            }
+            if (config.numHeads() % config.numKvHeads() != 0 || config.headDim() % 2 != 0) {
+                throw new IOException(configFile + ": " + config.numHeads() + " heads cannot share " + config.numKvHeads()
+                        + " KV heads of even size " + config.headDim());
+            }
+            try {
+                rope = Rope.of(config);
+                windows = SlidingWindow.perLayer(configJson, config);
+            } catch (IOException e) {
+                throw new IOException(configFile + ": " + e.getMessage(), e);
+            }
+        } catch (RuntimeException e) {
+            throw unreadable(configFile, e);
         }
 
         Path tokenizerFile = dir.resolve("tokenizer.json");
@@ -77,21 +95,56 @@ public final class LlamaModel implements Model {
             try {
                 tc = new ObjectMapper().readTree(tokenizerConfigFile.toFile());
             } catch (IOException e) {
-                throw new IOException(tokenizerConfigFile + ": not valid JSON: " + e.getMessage(), e);
+                throw new IOException(tokenizerConfigFile + ": not valid JSON: " + ModelConfig.jsonProblem(e), e);
             }
         }
         String bos = tc == null ? null : tokenText(tc.get("bos_token"));
         String eos = tc == null ? null : tokenText(tc.get("eos_token"));
         Boolean addBos = tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;
-        if (eos == null) eos = eosFromConfig(configJson, tokenizerFile);
-        BpeTokenizer tokenizer = BpeTokenizer.read(tokenizerFile, bos, eos, addBos);
+        BpeTokenizer tokenizer;
+        TokenPieces pieces;
+        try {
+            if (eos == null) eos = eosFromConfig(configJson, tokenizerFile);
+            tokenizer = BpeTokenizer.read(tokenizerFile, bos, eos, addBos);
+            pieces = TokenPieces.read(tokenizerFile, tokenizer.vocabSize());
+        } catch (RuntimeException e) {
+            throw unreadable(tokenizerFile, e);
+        }
         ChatTemplate template = null;
         String templateText = tc == null ? null : templateText(tc.get("chat_template"));
-        if (templateText != null) template = new ChatTemplate(templateText, bos, eos);
+        try {
+            if (templateText != null) template = new ChatTemplate(templateText, bos, eos);
+        } catch (RuntimeException e) {
+            throw new IOException(tokenizerConfigFile + ": " + e.getMessage(), e);
+        }
 
-        LlamaWeights weights = LlamaWeights.load(dir, config, progress);
-        LlamaExecutor executor = new LlamaExecutor(config, weights, rope, windows, numKvBlocks, blockSize, maxLoras, threads);
-        return new LlamaModel(dir, config, tokenizer, template, executor);
+        LlamaWeights weights;
+        try {
+            weights = LlamaWeights.load(dir, config, progress);
+        } catch (RuntimeException e) {
+            throw unreadable(dir.resolve(TensorFiles.SINGLE_FILE), e);
+        } catch (OutOfMemoryError e) {
+            throw new IOException(dir + ": the JVM's max heap of " + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
+                    + " cannot hold the weights; give it more (-Xmx)", e);
+        }
+        KvCacheBudget.Plan kv = kvBudget.plan(config, blockSize, weights.bytes());
+        if (progress != null) progress.println(kv.describe());
+        LlamaExecutor executor;
+        try {
+            executor = new LlamaExecutor(config, weights, rope, windows, kv.blocks(), blockSize, maxLoras, threads);
+        } catch (OutOfMemoryError e) {
+            // The cache is a few large arrays allocated here, so running out is this request's doing alone.
+            throw new IOException("the JVM's max heap of " + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
+                    + " cannot hold a KV cache of " + KvCacheBudget.formatBytes(kv.bytes()) + " besides the weights;"
+                    + " give it more (-Xmx) or a smaller cache (--gpu-memory-utilization, --kv-cache-memory-bytes)", e);
+        }
+        return new LlamaModel(dir, config, tokenizer, pieces, template, executor);
+    }
+
+    /** A fault the checks above did not foresee, as one line naming the file, for the operator. */
+    private static IOException unreadable(Path file, RuntimeException e) {
+        return new IOException(file + ": cannot be read (" + e.getClass().getSimpleName()
+                + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
     }
 
     /** The text of the token config.json's eos_token_id names, for a tokenizer_config.json without eos_token. */
@@ -139,9 +192,19 @@ public final class LlamaModel implements Model {
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         if (chatTemplate == null) {
-            throw new IllegalArgumentException(dir + " has no chat template (tokenizer_config.json chat_template)");
+            throw new IllegalArgumentException("the model has no chat template (no chat_template in its tokenizer_config.json)");
         }
         return chatTemplate.render(messages, addGenerationPrompt);
+    }
+
+    @Override
+    public String tokenString(int tokenId) {
+        return pieces.piece(tokenId);
+    }
+
+    @Override
+    public String detokenize(int[] tokenIds) {
+        return pieces.decode(tokenIds, tokenizer);
     }
 
     /** BF16 models keep BF16 weights (and BF16 adapters); F16 and F32 ones compute in F32. */

@@ -15,6 +15,21 @@ record LlamaWeights(Matrix embedTokens, Layer[] layers, float[] finalNorm, Matri
     record Layer(float[] attnNorm, Matrix wq, float[] bq, Matrix wk, float[] bk, Matrix wv, float[] bv, Matrix wo,
                  float[] ffnNorm, Matrix wGate, Matrix wUp, Matrix wDown) {}
 
+    /** Heap the weights take; a tied head shares the embedding's. */
+    long bytes() {
+        long b = embedTokens.bytes() + (lmHead == embedTokens ? 0 : lmHead.bytes()) + floats(finalNorm);
+        for (Layer l : layers) {
+            b += l.wq().bytes() + l.wk().bytes() + l.wv().bytes() + l.wo().bytes() + l.wGate().bytes() + l.wUp().bytes()
+                    + l.wDown().bytes() + floats(l.attnNorm()) + floats(l.ffnNorm()) + floats(l.bq()) + floats(l.bk())
+                    + floats(l.bv());
+        }
+        return b;
+    }
+
+    private static long floats(float[] a) {
+        return a == null ? 0 : (long) a.length * Float.BYTES;
+    }
+
     static LlamaWeights load(Path dir, ModelConfig c, PrintStream progress) throws IOException {
         TensorFiles files = TensorFiles.open(dir);
         int h = c.hiddenSize(), q = c.numHeads() * c.headDim(), kv = c.numKvHeads() * c.headDim();

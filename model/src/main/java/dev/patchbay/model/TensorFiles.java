@@ -23,11 +23,12 @@ public final class TensorFiles {
     public static final String SINGLE_FILE = "model.safetensors";
     public static final String INDEX_FILE = "model.safetensors.index.json";
 
-    private final Path dir;
+    /** The file that says which tensors there are: the single file or the shard index. */
+    private final Path listing;
     private final Map<String, Safetensors> byTensor;
 
-    private TensorFiles(Path dir, Map<String, Safetensors> byTensor) {
-        this.dir = dir;
+    private TensorFiles(Path listing, Map<String, Safetensors> byTensor) {
+        this.listing = listing;
         this.byTensor = byTensor;
     }
 
@@ -40,7 +41,7 @@ public final class TensorFiles {
             try {
                 map = new ObjectMapper().readTree(index.toFile()).path("weight_map");
             } catch (IOException e) {
-                throw new IOException(index + ": not valid JSON: " + e.getMessage(), e);
+                throw new IOException(index + ": not valid JSON: " + dev.patchbay.engine.model.ModelConfig.jsonProblem(e), e);
             }
             if (!map.isObject() || map.isEmpty()) throw new IOException(index + ": has no 'weight_map' object");
             Map<String, Safetensors> shards = new LinkedHashMap<>();
@@ -62,7 +63,7 @@ public final class TensorFiles {
         } else {
             throw new IOException(dir + ": no " + SINGLE_FILE + " nor " + INDEX_FILE);
         }
-        return new TensorFiles(dir, byTensor);
+        return new TensorFiles(Files.isRegularFile(index) ? index : single, byTensor);
     }
 
     private static java.util.List<String> iterable(JsonNode map) {
@@ -91,14 +92,14 @@ public final class TensorFiles {
     /** Reads a tensor as F32, checking its shape. */
     public float[] read(String name, long... shape) throws IOException {
         Safetensors st = byTensor.get(name);
-        if (st == null) throw new IOException(dir + ": the weights lack tensor '" + name + "'");
+        if (st == null) throw new IOException(listing + ": the weights lack tensor '" + name + "'");
         return read(st, name, shape);
     }
 
     /** Reads a {@code [rows, cols]} weight matrix: BF16 stays BF16, F16 and F32 become F32. */
     Matrix readMatrix(String name, int rows, int cols) throws IOException {
         Safetensors st = byTensor.get(name);
-        if (st == null) throw new IOException(dir + ": the weights lack tensor '" + name + "'");
+        if (st == null) throw new IOException(listing + ": the weights lack tensor '" + name + "'");
         return readMatrix(st, name, rows, cols);
     }
 

@@ -70,7 +70,9 @@ class GenerateModelCommandTest {
         try (LlamaModel m1 = LlamaModel.load(single, 8, 4, 1, 1, null); LlamaModel m2 = LlamaModel.load(sharded, 8, 4, 1, 1, null)) {
             float[] l1 = m1.executor().forward(List.of(seq(1, range(3, 6), 0, new int[] {0, 1}, -1, true)))[0];
             float[] l2 = m2.executor().forward(List.of(seq(1, range(3, 6), 0, new int[] {0, 1}, -1, true)))[0];
-            assertClose(l2, l1, 0);
+            // Not bit-exact: a vector reduction may add its lanes in another order once the JIT has compiled it,
+            // and the two forwards can run at different tiers. A wrong or missing tensor moves the logits far more.
+            assertClose(l2, l1, 1e-5);
         }
     }
 }

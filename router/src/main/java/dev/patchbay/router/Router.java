@@ -109,7 +109,7 @@ public final class Router implements AutoCloseable {
         if (options.extProcPort() != RouterOptions.NO_EXT_PROC) {
             try {
                 extProc = ExtProcServer.start(options.host(), options.extProcPort(),
-                        new ExtProcService(decider, metrics));
+                        new ExtProcService(decider, metrics), pool::synced);
             } catch (IOException e) {
                 stop();
                 throw new IllegalStateException("cannot listen for ext_proc on " + options.host() + ":"

@@ -1,8 +1,8 @@
 package dev.patchbay.server;
 
 import dev.patchbay.engine.model.Model;
-import dev.patchbay.engine.model.ModelConfig;
 import dev.patchbay.engine.sim.SimModel;
+import dev.patchbay.model.KvCacheBudget;
 import dev.patchbay.model.LlamaModel;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,9 +10,6 @@ import java.nio.file.Path;
 
 /** Builds the model {@code --model} names: the simulated one ({@code sim:<name>}) or a model directory. */
 final class ModelFactory {
-    /** KV cache budget of a real model when {@code --num-gpu-blocks-override} is not given. */
-    private static final long DEFAULT_KV_BYTES = 1L << 30;
-
     private ModelFactory() {}
 
     static Model create(ServerOptions o) throws PatchbayServer.StartupException {
@@ -24,17 +21,18 @@ final class ModelFactory {
             throw new PatchbayServer.StartupException("--model " + o.model() + " is neither a directory nor sim:<name>", null);
         }
         try {
-            ModelConfig config = ModelConfig.read(dir.resolve("config.json"));
-            int blocks = o.numKvBlocks() != null ? o.numKvBlocks() : defaultBlocks(config, o.blockSize());
-            return LlamaModel.load(dir, blocks, o.blockSize(), o.maxLoras(), Runtime.getRuntime().availableProcessors(),
+            return LlamaModel.load(dir, kvBudget(o), o.blockSize(), o.maxLoras(), Runtime.getRuntime().availableProcessors(),
                     System.err);
         } catch (IOException e) {
             throw new PatchbayServer.StartupException("cannot load model from " + dir + ": " + e.getMessage(), e);
         }
     }
 
-    private static int defaultBlocks(ModelConfig c, int blockSize) {
-        long perToken = 2L * c.numLayers() * c.numKvHeads() * c.headDim() * Float.BYTES;
-        return (int) Math.max(16, Math.min(65536, DEFAULT_KV_BYTES / (perToken * blockSize)));
+    /** The override wins, then an explicit cache size, then the heap share (vLLM's order). */
+    static KvCacheBudget kvBudget(ServerOptions o) {
+        if (o.numKvBlocks() != null) return new KvCacheBudget.Blocks(o.numKvBlocks());
+        if (o.kvCacheMemoryBytes() != null) return new KvCacheBudget.Bytes(o.kvCacheMemoryBytes());
+        return new KvCacheBudget.HeapShare(o.gpuMemoryUtilization(), Runtime.getRuntime().maxMemory(),
+                o.maxNumBatchedTokens(), o.maxNumSeqs());
     }
 }

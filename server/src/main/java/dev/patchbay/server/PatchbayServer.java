@@ -19,6 +19,7 @@ import dev.patchbay.server.http.ApiKey;
 import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
 import dev.patchbay.server.openai.GenerationHandler;
+import dev.patchbay.server.openai.TokenizeHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
@@ -34,6 +35,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -41,6 +43,8 @@ import java.util.concurrent.CompletableFuture;
 public final class PatchbayServer {
     public static final String VERSION = "0.1.0";
     private static final System.Logger LOG = System.getLogger(PatchbayServer.class.getName());
+    /** KV blocks of the simulated model, which holds no cache memory, when no override is given. */
+    static final int SIMULATED_KV_BLOCKS = 8192;
 
     /** Start-up failed for a reason the operator must fix (bad model, bad adapter, port in use). */
     public static final class StartupException extends Exception {
@@ -56,6 +60,7 @@ public final class PatchbayServer {
     private final ApiKey apiKey;
     private final Clock clock = RealClock.INSTANCE;
     private final GenerationHandler generation;
+    private final TokenizeHandler tokenization;
     private final List<ServerOptions.LoraModule> staticAdapters = new ArrayList<>();
     private WebServer web;
     private volatile boolean stopping;
@@ -70,6 +75,7 @@ public final class PatchbayServer {
         this.adapterPaths = paths;
         this.apiKey = options.apiKey() == null ? null : new ApiKey(options.apiKey());
         this.generation = new GenerationHandler(engine, clock, this::adapterFor, options.maxRequestBodyBytes());
+        this.tokenization = new TokenizeHandler(engine, this::adapterFor, options.maxRequestBodyBytes());
     }
 
     public static PatchbayServer start(ServerOptions options) throws StartupException {
@@ -77,15 +83,26 @@ public final class PatchbayServer {
         String served = options.servedName();
         EngineConfig config;
         MetricsOptions mo;
+        int maxModelLen = options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings();
+        // An executor that holds a cache says how many blocks it has; the engine plans with exactly those.
+        OptionalInt held = model.executor().kvCacheBlocks();
+        int blocks = held.orElse(options.numKvBlocks() != null ? options.numKvBlocks() : SIMULATED_KV_BLOCKS);
+        if (held.isPresent() && options.numKvBlocks() == null && (long) blocks * options.blockSize() < maxModelLen) {
+            model.close();
+            // As vLLM refuses to start: a request of max_model_len tokens could never be scheduled.
+            throw new StartupException("the KV cache's " + blocks + " blocks of " + options.blockSize() + " tokens hold "
+                    + (long) blocks * options.blockSize() + " tokens, fewer than max_model_len " + maxModelLen
+                    + "; give it more memory (-Xmx, --gpu-memory-utilization, --kv-cache-memory-bytes) or lower --max-model-len", null);
+        }
         try {
             config = EngineConfig.builder(served)
                     .maxNumSeqs(options.maxNumSeqs()).maxNumBatchedTokens(options.maxNumBatchedTokens())
-                    .maxModelLen(options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings())
-                    .blockSize(options.blockSize()).numKvBlocks(options.numKvBlocks() != null ? options.numKvBlocks() : 8192)
+                    .maxModelLen(maxModelLen)
+                    .blockSize(options.blockSize()).numKvBlocks(blocks)
                     .enablePrefixCaching(options.enablePrefixCaching()).enableLora(options.enableLora())
                     .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
                     .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
-                    .build();
+                    .maxLogprobs(options.maxLogprobs()).build();
             mo = MetricsOptions.of(config)
                     .withShowHiddenMetricsForVersion(options.showHiddenMetricsForVersion())
                     .withMaxLoraMetricSeries(options.maxLoraMetricSeries())
@@ -151,6 +168,9 @@ public final class PatchbayServer {
         r.get("/v1/models", api(this::models));
         r.post("/v1/completions", api((req, res) -> generation.handle(req, res, false)));
         r.post("/v1/chat/completions", api((req, res) -> generation.handle(req, res, true)));
+        // Outside /v1, so open without the API key, as in vLLM.
+        r.post("/tokenize", handled(tokenization::tokenize));
+        r.post("/detokenize", handled(tokenization::detokenize));
         if (options.allowRuntimeLoraUpdating()) {
             AdapterAdmin admin = new AdapterAdmin(engine, adapterPaths, options.maxRequestBodyBytes());
             r.post("/v1/load_lora_adapter", api(admin::load));
@@ -170,12 +190,21 @@ public final class PatchbayServer {
 
     /** Wraps a /v1 handler: API key, shutdown refusal, and OpenAI-shaped errors for whatever it throws. */
     private Handler api(Handler h) {
+        return handled(h, true);
+    }
+
+    /** Wraps a handler outside /v1: as {@link #api}, without the API key. */
+    private Handler handled(Handler h) {
+        return handled(h, false);
+    }
+
+    private Handler handled(Handler h, boolean needsKey) {
         return (req, res) -> {
             synchronized (handlersLock) {
                 handling++;
             }
             try {
-                if (apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
+                if (needsKey && apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
                     throw new ApiException(401, "Unauthorized: a valid 'Authorization: Bearer <key>' header is required");
                 }
                 if (stopping) throw EngineErrors.shuttingDown();
@@ -320,6 +349,8 @@ public final class PatchbayServer {
         String auth = options.apiKey() == null ? "" : " -H 'Authorization: Bearer " + "$KEY'";
         out.println("Patchbay " + VERSION + " serving " + engine.config().servedModelName() + " (" + engine.model().source()
                 + ") on " + url);
+        out.println("KV cache: " + engine.config().numKvBlocks() + " blocks of " + engine.config().blockSize() + " tokens"
+                + (engine.model().executor().kvCacheBlocks().isPresent() ? "" : " (simulated, no memory held)"));
         if (engine.config().enableLora()) {
             out.println("LoRA: max_loras=" + engine.config().maxLoras() + " max_cpu_loras=" + engine.config().maxCpuLoras()
                     + ", adapters: " + engine.adapters().stream().map(RegisteredAdapter::name).toList());

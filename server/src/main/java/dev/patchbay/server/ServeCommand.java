@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
+import dev.patchbay.model.KvCacheBudget;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,8 +53,15 @@ public final class ServeCommand implements Callable<Integer> {
     int blockSize = 16;
     @Option(names = "--enable-prefix-caching", description = "Reuse KV blocks of identical prompt prefixes.")
     boolean enablePrefixCaching;
-    @Option(names = "--num-gpu-blocks-override", description = "KV cache blocks (default: 8192 for the simulated model).")
+    @Option(names = "--num-gpu-blocks-override", description = "KV cache blocks; wins over the memory flags"
+            + " (default: sized from memory for a model directory, 8192 for the simulated model).")
     Integer numGpuBlocks;
+    @Option(names = "--gpu-memory-utilization", description = "Share of the JVM's max heap (-Xmx) for the model's weights,"
+            + " one step's activations and the KV cache, which gets what is left (default: ${DEFAULT-VALUE}).")
+    double gpuMemoryUtilization = 0.9;
+    @Option(names = "--kv-cache-memory-bytes", description = "KV cache size, as 2GiB, 512M or 1.5g; wins over"
+            + " --gpu-memory-utilization.")
+    String kvCacheMemoryBytes;
     @Option(names = "--show-hidden-metrics-for-version", description = "Show metrics hidden since this version (X.Y).")
     String showHiddenMetricsForVersion;
     @Option(names = "--allow-runtime-lora-updating", description = "Enable /v1/load_lora_adapter and /v1/unload_lora_adapter"
@@ -72,6 +80,9 @@ public final class ServeCommand implements Callable<Integer> {
     int maxWaitingRequests = 10_000;
     @Option(names = "--max-request-body-bytes", description = "Largest request body (default: ${DEFAULT-VALUE}).")
     long maxRequestBodyBytes = 8L * 1024 * 1024;
+    @Option(names = "--max-logprobs", description = "Most log probabilities a request may ask for per token, -1 for"
+            + " no limit (default: ${DEFAULT-VALUE}).")
+    int maxLogprobs = 20;
     @Option(names = "--seed", description = "Seed of the engine's random streams (default: ${DEFAULT-VALUE}).")
     long seed = 0;
     @Option(names = "--sim-latency-ms", split = ",", description = "Simulated model: step overhead, per prefill token,"
@@ -112,6 +123,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (!List.of("auto", "float16", "bfloat16").contains(loraDtype)) {
             throw new IllegalArgumentException("--lora-dtype must be auto, float16 or bfloat16, got " + loraDtype);
         }
+        if (maxLogprobs < -1) throw new IllegalArgumentException("--max-logprobs must be >= -1, got " + maxLogprobs);
         if (port < 0 || port > 65535) throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
         LatencyModel latency = LatencyModel.DEFAULT;
         if (simLatency != null) {
@@ -125,14 +137,35 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--sim-text must be random or echo, got " + simText);
         }
+        if (!(gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1)) {
+            throw new IllegalArgumentException("--gpu-memory-utilization must be in (0, 1], got " + gpuMemoryUtilization);
+        }
+        if (numGpuBlocks != null && numGpuBlocks < 1) {
+            throw new IllegalArgumentException("--num-gpu-blocks-override must be at least 1, got " + numGpuBlocks);
+        }
+        Long kvBytes = null;
+        if (kvCacheMemoryBytes != null) {
+            try {
+                kvBytes = KvCacheBudget.parseSize(kvCacheMemoryBytes);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--kv-cache-memory-bytes: " + e.getMessage());
+            }
+            if (kvBytes < 1) throw new IllegalArgumentException("--kv-cache-memory-bytes must be positive, got " + kvCacheMemoryBytes);
+        }
         List<ServerOptions.LoraModule> modules = new ArrayList<>();
         for (String m : loraModules) modules.add(parseLoraModule(m));
         if (!modules.isEmpty() && !lora) throw new IllegalArgumentException("--lora-modules needs --enable-lora");
         return new ServerOptions(model, servedModelName, host, port, apiKey, lora, slots, cpu, maxLoraRank, loraDtype,
                 modules, maxNumSeqs, maxNumBatchedTokens, maxModelLen, blockSize, enablePrefixCaching, numGpuBlocks,
+                gpuMemoryUtilization, kvBytes,
                 showHiddenMetricsForVersion, runtime, loraResolverDir, List.copyOf(loraAllowedDirs), maxLoraMetricSeries,
                 enableLoraLatencyMetrics, maxWaitingRequests, maxRequestBodyBytes, seed, latency, text, simEosProbability,
-                demos, shutdownGraceSeconds, null);
+                demos, shutdownGraceSeconds, null, maxLogprobs);
+    }
+
+    /** A message on one line: parsers' messages may quote the offending input on further lines. */
+    static String oneLine(String message) {
+        return message == null ? "" : message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     /** vLLM's rule: an item with '=' and no ',' is name=path; anything else is JSON. */
@@ -168,7 +201,11 @@ public final class ServeCommand implements Callable<Integer> {
             options = options();
             server = PatchbayServer.start(options);
         } catch (IllegalArgumentException | PatchbayServer.StartupException e) {
-            System.err.println("patchbay serve: " + e.getMessage());
+            System.err.println("patchbay serve: " + oneLine(e.getMessage()));
+            return 2;
+        } catch (RuntimeException e) {
+            // Whatever start-up did not foresee still gets one line, not a stack trace.
+            System.err.println("patchbay serve: cannot start: " + oneLine(e.toString()));
             return 2;
         }
         server.printWelcome(System.out);

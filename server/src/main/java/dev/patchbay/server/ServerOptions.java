@@ -11,18 +11,22 @@ import java.util.List;
  * @param model            a model directory, or {@code sim:<name>}
  * @param demoAdapters     demo adapters to write and serve (the no-flag quick start)
  * @param loraAllowedDirs  roots adapter paths must lie under (after resolving symlinks)
- * @param numKvBlocks      KV blocks, or null for the model's default
+ * @param numKvBlocks      KV blocks, or null to size the cache from memory
+ * @param gpuMemoryUtilization share of the JVM's max heap the real model's weights, activations and KV cache take
+ * @param kvCacheMemoryBytes   the real model's KV cache size, or null to size it by {@code gpuMemoryUtilization}
  * @param maxModelLen      null for the model's own limit
+ * @param maxLogprobs      most log probabilities a request may ask for per position, -1 for no limit
  */
 public record ServerOptions(String model, String servedModelName, String host, int port, String apiKey,
                             boolean enableLora, int maxLoras, Integer maxCpuLoras, int maxLoraRank, String loraDtype,
                             List<LoraModule> loraModules, int maxNumSeqs, int maxNumBatchedTokens, Integer maxModelLen,
                             int blockSize, boolean enablePrefixCaching, Integer numKvBlocks,
+                            double gpuMemoryUtilization, Long kvCacheMemoryBytes,
                             String showHiddenMetricsForVersion, boolean allowRuntimeLoraUpdating, Path loraResolverDir,
                             List<Path> loraAllowedDirs, int maxLoraMetricSeries, boolean enableLoraLatencyMetrics,
                             int maxWaitingRequests, long maxRequestBodyBytes, long seed, LatencyModel simLatency,
                             SimulatedExecutor.TextMode simText, double simEosProbability, int demoAdapters,
-                            double shutdownGraceSeconds, String patchbayVersion) {
+                            double shutdownGraceSeconds, String patchbayVersion, int maxLogprobs) {
 
     /** A {@code --lora-modules} entry. */
     public record LoraModule(String name, Path path, String baseModelName) {}
@@ -31,9 +35,9 @@ public record ServerOptions(String model, String servedModelName, String host, i
     public ServerOptions withPatchbayVersion(String version) {
         return new ServerOptions(model, servedModelName, host, port, apiKey, enableLora, maxLoras, maxCpuLoras, maxLoraRank,
                 loraDtype, loraModules, maxNumSeqs, maxNumBatchedTokens, maxModelLen, blockSize, enablePrefixCaching,
-                numKvBlocks, showHiddenMetricsForVersion, allowRuntimeLoraUpdating, loraResolverDir, loraAllowedDirs,
+                numKvBlocks, gpuMemoryUtilization, kvCacheMemoryBytes, showHiddenMetricsForVersion, allowRuntimeLoraUpdating, loraResolverDir, loraAllowedDirs,
                 maxLoraMetricSeries, enableLoraLatencyMetrics, maxWaitingRequests, maxRequestBodyBytes, seed, simLatency,
-                simText, simEosProbability, demoAdapters, shutdownGraceSeconds, version);
+                simText, simEosProbability, demoAdapters, shutdownGraceSeconds, version, maxLogprobs);
     }
 
     public boolean simulated() {

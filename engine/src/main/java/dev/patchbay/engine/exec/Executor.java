@@ -2,6 +2,7 @@ package dev.patchbay.engine.exec;
 
 import dev.patchbay.engine.adapter.AdapterSpec;
 import java.io.IOException;
+import java.util.OptionalInt;
 
 /**
  * Runs the model. The engine calls {@link #execute}, {@link #activate} and {@link #deactivate} from its loop
@@ -25,6 +26,14 @@ public interface Executor extends AutoCloseable {
 
     /** Processes the batch and samples the next token of each sequence that wants one. */
     StepResult execute(Batch batch);
+
+    /**
+     * KV blocks this executor holds memory for, block ids {@code [0, n)}; the engine plans with exactly this many.
+     * Empty when it holds none (a simulated executor), so any count the engine is configured with works.
+     */
+    default OptionalInt kvCacheBlocks() {
+        return OptionalInt.empty();
+    }
 
     @Override
     default void close() {}

@@ -15,6 +15,22 @@ public interface Model extends AutoCloseable {
     /** Renders a conversation into the prompt text the model expects. */
     String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt);
 
+    /**
+     * A token's vocabulary entry as the tokenizer spells it (Hugging Face's {@code convert_ids_to_tokens}), for
+     * {@code /tokenize}'s {@code token_strs}; by default the text its bytes decode to.
+     */
+    default String tokenString(int tokenId) {
+        return new String(tokenizer().tokenBytes(tokenId), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Token ids back to text with special tokens written out, as Hugging Face's {@code decode} does by default and
+     * {@code /detokenize} answers; generated text leaves them out instead ({@link Tokenizer#decode}).
+     */
+    default String detokenize(int[] tokenIds) {
+        return tokenizer().decode(tokenIds);
+    }
+
     /** The dtype adapters are kept in, for {@code lora_dtype}. */
     String dtype();
 

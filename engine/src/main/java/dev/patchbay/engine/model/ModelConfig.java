@@ -41,8 +41,15 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         try {
             return new ObjectMapper().readTree(configJson.toFile());
         } catch (IOException e) {
-            throw new IOException(configJson + ": not valid JSON: " + e.getMessage(), e);
+            throw new IOException(configJson + ": not valid JSON: " + jsonProblem(e), e);
         }
+    }
+
+    /** A JSON parser's complaint without the source excerpt it appends on further lines. */
+    public static String jsonProblem(IOException e) {
+        return e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? j.getOriginalMessage()
+                + (j.getLocation() == null ? "" : " (line " + j.getLocation().getLineNr() + ", column "
+                + j.getLocation().getColumnNr() + ")") : String.valueOf(e.getMessage());
     }
 
     public static ModelConfig fromJson(JsonNode n, String source) throws IOException {

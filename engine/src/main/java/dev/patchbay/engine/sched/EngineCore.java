@@ -17,6 +17,7 @@ import dev.patchbay.engine.clock.Clock;
 import dev.patchbay.engine.exec.Batch;
 import dev.patchbay.engine.exec.ScheduledSequence;
 import dev.patchbay.engine.exec.StepResult;
+import dev.patchbay.engine.exec.TokenLogprobs;
 import dev.patchbay.engine.kv.KvCacheManager;
 import dev.patchbay.engine.model.Model;
 import dev.patchbay.engine.stats.AdapterLoad;
@@ -26,6 +27,8 @@ import dev.patchbay.engine.stats.FinishedRequest;
 import dev.patchbay.engine.stats.StepStats;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -89,6 +92,12 @@ public final class EngineCore {
         this.clock = clock;
         this.wakeup = wakeup;
         this.contextLimit = new ContextLimit(config.maxModelLen());
+        var held = model.executor().kvCacheBlocks();
+        if (held.isPresent() && held.getAsInt() != config.numKvBlocks()) {
+            // Block ids beyond what the executor holds would fail the first step that hands them out.
+            throw new IllegalArgumentException("the engine is configured with " + config.numKvBlocks()
+                    + " KV blocks but the executor holds " + held.getAsInt());
+        }
         this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
         this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
                 model.executor(), loaderPool, clock, this::wake, stats);
@@ -122,6 +131,8 @@ public final class EngineCore {
         if (len == 0) throw new RequestRejectedException(Reason.INVALID, "The prompt is empty");
         // At least one token must fit after the prompt; callers that know max_tokens checked it the same way.
         contextLimit.maxTokens(len, 1);
+        checkLogprobs(req.params().logprobs(), "logprobs");
+        checkLogprobs(req.params().promptLogprobs(), "prompt_logprobs");
         RegisteredAdapter adapter = null;
         if (req.adapterName() != null) {
             adapter = servableAdapter(req.adapterName());
@@ -145,6 +156,13 @@ public final class EngineCore {
         inbox.add(() -> accept(r));
         wake();
         return id;
+    }
+
+    private void checkLogprobs(Integer n, String what) throws RequestRejectedException {
+        if (n != null && !config.allowsLogprobs(n)) {
+            throw new RequestRejectedException(Reason.INVALID, "Requested " + what + " of " + n
+                    + ", which is greater than max allowed: " + config.maxLogprobs());
+        }
     }
 
     /** Ends a request in whatever state it is; its listener gets a final output with reason abort. */
@@ -322,6 +340,7 @@ public final class EngineCore {
                 finish(r, FinishReason.ERROR, "The model failed: " + step.failure());
                 continue;
             }
+            r.recordPromptLogprobs(step.batch().sequences().get(i).startPosition(), step.result().promptLogprobs(i));
             r.numComputed += s.numTokens();
             scheduler.registerFullBlocks(r);
             if (r.numComputed < r.numTokens()) continue; // a prompt chunk: no token yet
@@ -334,7 +353,7 @@ public final class EngineCore {
                 itl.add((endNanos - r.lastTokenNanos) / 1e9);
             }
             r.lastTokenNanos = endNanos;
-            r.appendOutput(token);
+            r.appendOutput(token, step.result().sampleLogprobs(i));
             stats.tokenGenerated(r.adapter);
             FinishReason reason = stopReason(r, token);
             if (reason != null) {
@@ -392,11 +411,19 @@ public final class EngineCore {
     }
 
     private void emit(Request r, FinishReason reason, String error) {
-        int[] fresh = java.util.Arrays.copyOfRange(r.output, r.numEmitted, r.numOutput);
+        int[] fresh = Arrays.copyOfRange(r.output, r.numEmitted, r.numOutput);
         r.numEmitted = r.numOutput;
         String delta = r.text == null ? "" : r.text.takeDelta(reason != null);
+        List<TokenLogprobs> logprobs = r.outputLogprobs == null ? null
+                : Collections.unmodifiableList(Arrays.asList(Arrays.copyOfRange(r.outputLogprobs, r.numEmitted - fresh.length, r.numEmitted)));
+        List<TokenLogprobs> promptLogprobs = null;
+        if (r.promptLogprobs != null && !r.promptLogprobsSent) {
+            r.promptLogprobsSent = true;
+            promptLogprobs = Collections.unmodifiableList(Arrays.asList(r.promptLogprobs.clone()));
+        }
         try {
-            r.listener.onOutput(new RequestOutput(r.id, fresh, delta, reason, r.prompt.length, r.numOutput, error));
+            r.listener.onOutput(new RequestOutput(r.id, fresh, delta, reason, r.prompt.length, r.numOutput, error,
+                    logprobs, promptLogprobs));
         } catch (RuntimeException e) {
             // A listener's fault must not stop the engine; the request itself is aborted if still running.
             if (reason == null) inbox.add(() -> finish(r, FinishReason.ABORT, null));

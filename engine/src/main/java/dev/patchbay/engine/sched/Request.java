@@ -4,6 +4,7 @@ import dev.patchbay.engine.FinishReason;
 import dev.patchbay.engine.RequestListener;
 import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
+import dev.patchbay.engine.exec.TokenLogprobs;
 import java.util.Arrays;
 import java.util.random.RandomGenerator;
 
@@ -34,6 +35,11 @@ public final class Request {
     private int[] blockTableCopy;
     /** Tokens already emitted to the listener. */
     int numEmitted;
+    /** With {@code logprobs} asked for: entry i belongs to output token i (else null). */
+    TokenLogprobs[] outputLogprobs;
+    /** With {@code prompt_logprobs} asked for: entry p belongs to prompt token p, entry 0 staying null (else null). */
+    TokenLogprobs[] promptLogprobs;
+    boolean promptLogprobsSent;
     FinishReason finishReason;
     String error;
     OutputText text;
@@ -52,6 +58,8 @@ public final class Request {
         this.listener = listener;
         this.rng = rng;
         this.arrivalNanos = arrivalNanos;
+        if (params.logprobs() != null) outputLogprobs = new TokenLogprobs[16];
+        if (params.promptLogprobs() != null) promptLogprobs = new TokenLogprobs[prompt.length];
     }
 
     public long id() {
@@ -74,9 +82,24 @@ public final class Request {
         return i < prompt.length ? prompt[i] : output[i - prompt.length];
     }
 
-    void appendOutput(int token) {
+    void appendOutput(int token, TokenLogprobs logprobs) {
         if (numOutput == output.length) output = Arrays.copyOf(output, output.length * 2);
+        if (outputLogprobs != null) {
+            if (numOutput == outputLogprobs.length) outputLogprobs = Arrays.copyOf(outputLogprobs, outputLogprobs.length * 2);
+            outputLogprobs[numOutput] = logprobs;
+        }
         output[numOutput++] = token;
+    }
+
+    /**
+     * Records the prompt log probabilities a step computed, entry j for prompt position {@code start + 1 + j};
+     * positions already known (computed again after a preemption) keep their first value.
+     */
+    void recordPromptLogprobs(int start, TokenLogprobs[] entries) {
+        if (promptLogprobs == null || entries == null) return;
+        for (int j = 0; j < entries.length && start + 1 + j < prompt.length; j++) {
+            if (promptLogprobs[start + 1 + j] == null) promptLogprobs[start + 1 + j] = entries[j];
+        }
     }
 
     /** Forgets the shared block table: the blocks were freed (finish or preemption). */

@@ -99,7 +99,10 @@ public final class Scheduler {
                     skipped.addLast(waiting.pollFirst());
                     continue;
                 }
-                if (config.enablePrefixCaching() && r.numComputed == 0 && r.numBlocks == 0) {
+                // Prompt log probabilities need logits at every prompt position, so such a request (as in vLLM)
+                // computes its whole prompt rather than starting from a cached prefix.
+                if (config.enablePrefixCaching() && r.numComputed == 0 && r.numBlocks == 0
+                        && r.params.promptLogprobs() == null) {
                     if (!reuseCachedPrefix(r, budget)) break;
                 }
                 int n = Math.min(r.numTokens() - r.numComputed, budget);

@@ -16,6 +16,9 @@ public final class SimModel implements Model {
     public static final ModelConfig DEFAULT_CONFIG = new ModelConfig("SimForCausalLM", 1024, 8, 16, 4, 64, 2816,
             new SimTokenizer().vocabSize(), 8192, 1e-5, 10000.0, false, false, "float16", null);
 
+    /** How the end-of-sequence token is written where special tokens are spelled out. */
+    public static final String EOS_TEXT = "</s>";
+
     private final String name;
     private final ModelConfig config;
     private final SimTokenizer tokenizer = new SimTokenizer();
@@ -53,6 +56,28 @@ public final class SimModel implements Model {
         for (ChatMessage m : messages) sb.append(m.role()).append(": ").append(m.content()).append('\n');
         if (addGenerationPrompt) sb.append("assistant:");
         return sb.toString();
+    }
+
+    /** Words as they are (" the"), ASCII bytes as their character, other bytes as {@code <0xNN>}, EOS as {@code </s>}. */
+    @Override
+    public String tokenString(int tokenId) {
+        if (tokenId == SimTokenizer.EOS) return EOS_TEXT;
+        if (tokenId >= 0x80 && tokenId < 0x100) return String.format("<0x%02X>", tokenId);
+        return new String(tokenizer.tokenBytes(tokenId), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String detokenize(int[] tokenIds) {
+        StringBuilder out = new StringBuilder();
+        int from = 0;
+        for (int i = 0; i <= tokenIds.length; i++) {
+            if (i == tokenIds.length || tokenIds[i] == SimTokenizer.EOS) {
+                out.append(tokenizer.decode(java.util.Arrays.copyOfRange(tokenIds, from, i)));
+                if (i < tokenIds.length) out.append(EOS_TEXT);
+                from = i + 1;
+            }
+        }
+        return out.toString();
     }
 
     @Override

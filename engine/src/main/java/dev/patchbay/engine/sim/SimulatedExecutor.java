@@ -6,6 +6,7 @@ import dev.patchbay.engine.exec.Executor;
 import dev.patchbay.engine.exec.LoadedAdapter;
 import dev.patchbay.engine.exec.ScheduledSequence;
 import dev.patchbay.engine.exec.StepResult;
+import dev.patchbay.engine.exec.TokenLogprobs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 /**
  * An executor without weights: it reports how long each step and load would take under a {@link LatencyModel}
  * and produces text from each request's own seeded random stream (random words, or an echo of the prompt).
+ * Log probabilities, where asked for, come from {@link SimLogits}.
  */
 public final class SimulatedExecutor implements Executor {
     public enum TextMode { RANDOM, ECHO }
@@ -62,13 +64,36 @@ public final class SimulatedExecutor implements Executor {
 
     @Override
     public StepResult execute(Batch batch) {
-        int[] next = new int[batch.sequences().size()];
-        for (int i = 0; i < next.length; i++) {
+        int size = batch.sequences().size();
+        int[] next = new int[size];
+        TokenLogprobs[] sampleLogprobs = null;
+        TokenLogprobs[][] promptLogprobs = null;
+        for (int i = 0; i < size; i++) {
             ScheduledSequence s = batch.sequences().get(i);
             next[i] = s.sample() ? nextToken(s) : -1;
+            Integer n = s.params().logprobs();
+            if (s.sample() && n != null) {
+                if (sampleLogprobs == null) sampleLogprobs = new TokenLogprobs[size];
+                int last = s.startPosition() + s.tokens().length;
+                sampleLogprobs[i] = SimLogits.logprobs(tokenizer.vocabSize(), last, s.tokens()[s.tokens().length - 1], next[i], n);
+            }
+            if (s.params().promptLogprobs() != null) {
+                if (promptLogprobs == null) promptLogprobs = new TokenLogprobs[size][];
+                promptLogprobs[i] = promptLogprobs(s);
+            }
         }
         long nanos = latency.stepNanos(batch.numPrefillTokens(), batch.numDecodes(), batch.numAdapters());
-        return new StepResult(next, nanos);
+        return new StepResult(next, nanos, sampleLogprobs, promptLogprobs);
+    }
+
+    private TokenLogprobs[] promptLogprobs(ScheduledSequence s) {
+        TokenLogprobs[] out = new TokenLogprobs[StepResult.promptPositions(s)];
+        int[] prompt = s.prompt();
+        for (int j = 0; j < out.length; j++) {
+            int p = s.startPosition() + 1 + j;
+            out[j] = SimLogits.logprobs(tokenizer.vocabSize(), p, prompt[p - 1], prompt[p], s.params().promptLogprobs());
+        }
+        return out;
     }
 
     private int nextToken(ScheduledSequence s) {

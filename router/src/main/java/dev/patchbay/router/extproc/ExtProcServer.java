@@ -8,31 +8,52 @@ import io.grpc.protobuf.services.HealthStatusManager;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
- * The gRPC server for the external processor, with the health services the gateway's endpoint picker has:
- * {@code liveness}, {@code readiness} and the processor's own name, all serving while it runs.
+ * The gRPC server for the external processor, with the health services the gateway's endpoint picker has.
+ * {@code liveness} serves while the process answers. {@code readiness}, the processor's own name and the empty
+ * name (a load balancer's overall check) serve once the pool is synced, as the gateway's picker waits for its
+ * datastore: the endpoint list read and every endpoint scraped once. They stay serving when no endpoint is ready,
+ * since the protocol's answer to that is a 503 per request, from a picker the data plane can still reach.
  */
 public final class ExtProcServer implements AutoCloseable {
     static final long SHUTDOWN_GRACE_SECONDS = 10;
-    static final String[] HEALTH_SERVICES = {"", "liveness", "readiness", ExternalProcessorGrpc.SERVICE_NAME};
+    static final String LIVENESS = "liveness";
+    static final String READINESS = "readiness";
+    static final List<String> READY_SERVICES = List.of("", READINESS, ExternalProcessorGrpc.SERVICE_NAME);
+    /** How often readiness is looked at until the pool is synced; a scrape round takes about as long. */
+    private static final Duration READINESS_POLL = Duration.ofMillis(20);
 
     private final Server server;
     private final HealthStatusManager health;
     private final ExecutorService executor;
+    private final Thread readinessWatch;
 
-    private ExtProcServer(Server server, HealthStatusManager health, ExecutorService executor) {
+    private ExtProcServer(Server server, HealthStatusManager health, ExecutorService executor, Thread readinessWatch) {
         this.server = server;
         this.health = health;
         this.executor = executor;
+        this.readinessWatch = readinessWatch;
     }
 
-    /** Listens on {@code host:port} (0: a free port). */
-    public static ExtProcServer start(String host, int port, ExtProcService service) throws IOException {
+    /**
+     * Listens on {@code host:port} (0: a free port).
+     *
+     * @param synced whether the pool is synced ({@link dev.patchbay.router.pool.EndpointPool#synced})
+     */
+    public static ExtProcServer start(String host, int port, ExtProcService service, BooleanSupplier synced)
+            throws IOException {
         HealthStatusManager health = new HealthStatusManager();
+        health.setStatus(LIVENESS, ServingStatus.SERVING);
+        for (String name : READY_SERVICES) {
+            health.setStatus(name, ServingStatus.NOT_SERVING);
+        }
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                 .executor(executor)
@@ -50,10 +71,20 @@ public final class ExtProcServer implements AutoCloseable {
             executor.close();
             throw e;
         }
-        for (String name : HEALTH_SERVICES) {
-            health.setStatus(name, ServingStatus.SERVING);
-        }
-        return new ExtProcServer(server, health, executor);
+        Thread watch = Thread.ofVirtual().name("patchbay-ext-proc-readiness").start(() -> {
+            try {
+                while (!synced.getAsBoolean()) {
+                    Thread.sleep(READINESS_POLL);
+                }
+            } catch (InterruptedException closing) {
+                return;
+            }
+            // Once synced, ready for good (until close): later changes are per-endpoint facts the picks handle.
+            for (String name : READY_SERVICES) {
+                health.setStatus(name, ServingStatus.SERVING);
+            }
+        });
+        return new ExtProcServer(server, health, executor, watch);
     }
 
     public int port() {
@@ -66,7 +97,8 @@ public final class ExtProcServer implements AutoCloseable {
      */
     @Override
     public void close() {
-        health.enterTerminalState();
+        readinessWatch.interrupt();
+        health.enterTerminalState(); // later setStatus calls are ignored, so the watch cannot turn it back
         server.shutdown();
         try {
             if (!server.awaitTermination(SHUTDOWN_GRACE_SECONDS, TimeUnit.SECONDS)) {

@@ -176,6 +176,8 @@ public final class EndpointPool implements AutoCloseable {
     private volatile Map<Endpoint, Slot> slots = Map.of();
     private volatile List<Endpoint> order = List.of();
     private volatile boolean running;
+    /** The endpoint list has been read (or set) at least once. */
+    private volatile boolean listRead;
     private Thread ticker;
     private String lastSourceError;
 
@@ -288,16 +290,16 @@ public final class EndpointPool implements AutoCloseable {
 
     /** Replaces the endpoint set; endpoints that stay keep their state. */
     public synchronized void setEndpoints(List<Endpoint> wanted) {
-        if (wanted.equals(order)) {
-            return;
+        if (!wanted.equals(order)) {
+            Map<Endpoint, Slot> next = new HashMap<>();
+            for (Endpoint endpoint : wanted) {
+                Slot existing = slots.get(endpoint);
+                next.put(endpoint, existing != null ? existing : new Slot(endpoint));
+            }
+            slots = Map.copyOf(next);
+            order = List.copyOf(wanted);
         }
-        Map<Endpoint, Slot> next = new HashMap<>();
-        for (Endpoint endpoint : wanted) {
-            Slot existing = slots.get(endpoint);
-            next.put(endpoint, existing != null ? existing : new Slot(endpoint));
-        }
-        slots = Map.copyOf(next);
-        order = List.copyOf(wanted);
+        listRead = true; // after the list is in place, so that synced() never sees the flag with the old list
     }
 
     private void scrape(Slot slot) {
@@ -405,6 +407,23 @@ public final class EndpointPool implements AutoCloseable {
             }
         }
         return new Candidates(standIns, true);
+    }
+
+    /**
+     * The pool knows what it has: its endpoint list has been read, and every endpoint on it has had its first scrape
+     * end, well or not. Until then no pick can be trusted to see the whole pool; after it, an endpoint that is not
+     * ready is a fact about that endpoint, not about the pool.
+     */
+    public boolean synced() {
+        if (!listRead) {
+            return false;
+        }
+        for (EndpointStatus status : statuses()) {
+            if (status.metrics() == null && status.lastError() == null) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Every endpoint's status, ready or not, in list order. */

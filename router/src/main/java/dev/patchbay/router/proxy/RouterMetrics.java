@@ -39,7 +39,8 @@ public final class RouterMetrics {
 
     public RouterMetrics() {
         picks = Counter.builder().name("patchbay_router_picks_total")
-                .help("Requests sent to each endpoint").labelNames("endpoint").register(registry);
+                .help("Requests each endpoint took (through Envoy: the endpoint the data plane reports served it)")
+                .labelNames("endpoint").register(registry);
         placements = Counter.builder().name("patchbay_router_adapter_placement_total")
                 .help("Where the chosen endpoint held the request's adapter when picked: in_slot, loading "
                         + "(requests for it wait there for its load), in_host, neither (base_model for base-model requests)")

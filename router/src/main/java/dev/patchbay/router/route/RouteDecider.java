@@ -12,6 +12,7 @@ import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.RequestInFlight;
 
 import java.util.List;
@@ -110,6 +111,19 @@ public final class RouteDecider {
         String adapter = request == null || request.baseModel() ? null : request.model();
         return pool.sent(target.endpoint(), adapter, decision.promptTokens(),
                 picker.countsOwnPicks() && request != null && !request.model().isEmpty());
+    }
+
+    /**
+     * What the pool knows of {@code endpoint} now, ready or not, once a scrape of it has succeeded: for bookkeeping
+     * against an endpoint the router did not rank first (one a data plane's retry or its own fallback served).
+     */
+    public Optional<EndpointState> stateOf(Endpoint endpoint) {
+        for (EndpointStatus status : pool.statuses()) {
+            if (status.endpoint().equals(endpoint) && status.metrics() != null) {
+                return Optional.of(new EndpointState(endpoint, status.metrics(), pool.promptTokensInFlight(endpoint)));
+            }
+        }
+        return Optional.empty();
     }
 
     /** Decides for a request without a model (the model list): any ready endpoint will do. */

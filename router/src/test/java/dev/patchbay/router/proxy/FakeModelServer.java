@@ -35,7 +35,7 @@ public final class FakeModelServer implements AutoCloseable {
     /** Completions wait on this before sending anything, when set (a server busy with other prefills). */
     volatile CountDownLatch answerGate;
     /** Metrics pages wait on this before sending anything, when set (a host too busy to answer scrapes in time). */
-    volatile CountDownLatch metricsGate;
+    public volatile CountDownLatch metricsGate;
     /** Completions are read, counted, then the connection is dropped unanswered (a server dying mid-request). */
     volatile boolean hangUpOnCompletions;
     final List<String> models = new CopyOnWriteArrayList<>();

@@ -1,5 +1,6 @@
 package dev.patchbay.server.openai;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.engine.Engine;
@@ -8,6 +9,7 @@ import dev.patchbay.engine.FinishReason;
 import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.RequestRejectedException;
 import dev.patchbay.engine.clock.Clock;
+import dev.patchbay.engine.exec.TokenLogprobs;
 import dev.patchbay.server.http.ApiException;
 import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
@@ -50,20 +52,25 @@ public final class GenerationHandler {
     public void handle(ServerRequest req, ServerResponse res, boolean chat) {
         long arrival = clock.nanos();
         ObjectNode body = Http.readJsonObject(req, maxBodyBytes);
-        GenerationRequest g = GenerationRequest.parse(body, chat, engine.model());
+        GenerationRequest g = GenerationRequest.parse(body, chat, engine.model(), engine.config().maxLogprobs());
         String modelName = g.model() == null ? engine.config().servedModelName() : g.model();
         String adapter = resolver.adapterFor(modelName);
         LinkedBlockingQueue<ChoiceOutput> outputs = new LinkedBlockingQueue<>();
         List<Long> ids = new ArrayList<>();
         int promptTokens = 0;
         int choices = g.prompts().size() * g.n();
+        ChoiceState[] states = new ChoiceState[choices];
         try {
             for (int p = 0; p < g.prompts().size(); p++) {
                 int[] prompt = g.prompts().get(p);
                 promptTokens += prompt.length;
                 int maxTokens = engine.contextLimit().maxTokens(prompt.length, g.maxTokens());
+                // Only an echo needs the prompt's text; a prompt of token ids has it decoded.
+                String promptText = !g.logprobs().echo() ? null : g.promptTexts().get(p) != null
+                        ? g.promptTexts().get(p) : engine.model().tokenizer().decode(prompt);
                 for (int k = 0; k < g.n(); k++) {
                     int choice = p * g.n() + k;
+                    states[choice] = new ChoiceState(prompt, promptText, g.logprobs().echo());
                     ids.add(engine.submit(new EngineRequest(prompt, adapter, g.samplingParams(maxTokens, k), arrival,
                             out -> outputs.add(new ChoiceOutput(choice, out)))));
                 }
@@ -78,62 +85,87 @@ public final class GenerationHandler {
         String id = (chat ? "chatcmpl-" : "cmpl-") + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         long created = System.currentTimeMillis() / 1000;
         ResponseShapes shapes = new ResponseShapes(id, created, modelName, chat);
+        Answer answer = new Answer(shapes, new LogprobsShapes(engine.model().tokenizer()), g.logprobs(), states, outputs,
+                ids, promptTokens);
         if (g.stream()) {
-            stream(res, shapes, outputs, ids, choices, promptTokens, g.includeUsage());
+            stream(res, answer, g.includeUsage());
         } else {
-            respond(res, shapes, outputs, ids, choices, promptTokens);
+            respond(res, answer);
         }
     }
 
-    private void respond(ServerResponse res, ResponseShapes shapes, LinkedBlockingQueue<ChoiceOutput> outputs,
-                         List<Long> ids, int choices, int promptTokens) {
-        StringBuilder[] text = new StringBuilder[choices];
-        FinishReason[] reasons = new FinishReason[choices];
+    /** What answering needs: the shapes, what was asked for, each choice's state, and where outputs arrive. */
+    private record Answer(ResponseShapes shapes, LogprobsShapes logprobShapes, LogprobsOptions logprobs,
+                          ChoiceState[] states, LinkedBlockingQueue<ChoiceOutput> outputs, List<Long> ids,
+                          int promptTokens) {}
+
+    private void respond(ServerResponse res, Answer a) {
+        int choices = a.states().length;
         int completionTokens = 0;
         int done = 0;
         String error = null;
         try {
             while (done < choices) {
-                ChoiceOutput c = outputs.take();
-                if (text[c.choice] == null) text[c.choice] = new StringBuilder();
-                text[c.choice].append(c.output.textDelta());
+                ChoiceOutput c = a.outputs().take();
+                a.states()[c.choice].add(c.output);
                 if (c.output.finished()) {
-                    reasons[c.choice] = c.output.finishReason();
                     completionTokens += c.output.outputTokens();
                     if (c.output.finishReason() == FinishReason.ERROR) error = c.output.error();
                     done++;
                 }
             }
         } catch (InterruptedException e) {
-            ids.forEach(engine::abort);
+            a.ids().forEach(engine::abort);
             Thread.currentThread().interrupt();
             throw EngineErrors.shuttingDown();
         }
         if (error != null) throw new ApiException(500, error);
+        ResponseShapes shapes = a.shapes();
         ObjectNode body = shapes.response();
         ArrayNode arr = body.putArray("choices");
-        for (int i = 0; i < choices; i++) arr.add(shapes.choice(i, text[i] == null ? "" : text[i].toString(), reasons[i]));
-        body.set("usage", ResponseShapes.usage(promptTokens, completionTokens));
+        boolean wantsLogprobs = a.logprobs().sample() != null;
+        for (int i = 0; i < choices; i++) {
+            ChoiceState s = a.states()[i];
+            JsonNode logprobs = !wantsLogprobs ? null
+                    : shapes.chat() ? s.chatLogprobs(a.logprobShapes()) : s.completionLogprobs(a.logprobShapes());
+            JsonNode promptLogprobs = s.promptLogprobs() == null ? null : a.logprobShapes().prompt(s.promptLogprobs());
+            arr.add(shapes.choice(i, s.text(), s.reason(), logprobs, promptLogprobs));
+        }
+        if (shapes.chat()) {
+            // vLLM's chat answer carries the prompt's log probabilities once, beside the choices.
+            List<TokenLogprobs> prompt = a.states()[0].promptLogprobs();
+            body.set("prompt_logprobs", prompt == null ? null : a.logprobShapes().prompt(prompt));
+        }
+        body.set("usage", ResponseShapes.usage(a.promptTokens(), completionTokens));
         Http.sendJson(res, body);
     }
 
-    private void stream(ServerResponse res, ResponseShapes shapes, LinkedBlockingQueue<ChoiceOutput> outputs,
-                        List<Long> ids, int choices, int promptTokens, boolean includeUsage) {
+    private void stream(ServerResponse res, Answer a, boolean includeUsage) {
         res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         res.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        ResponseShapes shapes = a.shapes();
+        List<Long> ids = a.ids();
+        int choices = a.states().length;
+        boolean wantsLogprobs = a.logprobs().sample() != null;
         boolean[] started = new boolean[choices];
         int done = 0;
         int completionTokens = 0;
         try (OutputStream out = res.outputStream()) {
             while (done < choices) {
-                ChoiceOutput c = outputs.take();
+                ChoiceOutput c = a.outputs().take();
                 RequestOutput o = c.output;
+                ChoiceState s = a.states()[c.choice];
                 if (shapes.chat() && !started[c.choice]) {
                     started[c.choice] = true;
                     event(out, shapes.roleChunk(c.choice));
                 }
-                if (!o.textDelta().isEmpty() || o.finished()) {
-                    event(out, shapes.chunk(c.choice, o.textDelta(), o.finishReason()));
+                if (s.hasChunk(o, wantsLogprobs)) {
+                    // Each chunk carries the log probabilities of its own tokens.
+                    JsonNode logprobs = !wantsLogprobs ? null : shapes.chat()
+                            ? a.logprobShapes().chat(o.newTokenIds(), o.logprobs())
+                            : s.chunkCompletionLogprobs(a.logprobShapes(), o);
+                    event(out, shapes.chunk(c.choice, s.chunkText(o), o.finishReason(), logprobs));
+                    s.chunkSent();
                 }
                 if (o.finished()) {
                     done++;
@@ -142,7 +174,7 @@ public final class GenerationHandler {
             }
             if (includeUsage) {
                 ObjectNode usage = shapes.usageChunk();
-                usage.set("usage", ResponseShapes.usage(promptTokens, completionTokens));
+                usage.set("usage", ResponseShapes.usage(a.promptTokens(), completionTokens));
                 event(out, usage);
             }
             out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));

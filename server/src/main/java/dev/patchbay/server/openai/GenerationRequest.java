@@ -14,15 +14,20 @@ import java.util.List;
  * An OpenAI completions or chat-completions body, validated and tokenized: what the engine needs.
  *
  * @param prompts     one or more tokenized prompts (completions accept a batch)
+ * @param promptTexts each prompt's text as given, or null where it was given as token ids (or is a chat)
  * @param maxTokens   null when the client left it to the model's remaining context
  */
-record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, double temperature, double topP, int topK,
-                         Long seed, List<String> stop, List<Integer> stopTokenIds, boolean ignoreEos, int n,
-                         boolean stream, boolean includeUsage) {
+record GenerationRequest(String model, List<int[]> prompts, List<String> promptTexts, Integer maxTokens,
+                         double temperature, double topP, int topK, Long seed, List<String> stop,
+                         List<Integer> stopTokenIds, boolean ignoreEos, int n, boolean stream, boolean includeUsage,
+                         LogprobsOptions logprobs) {
 
-    static GenerationRequest parse(ObjectNode body, boolean chat, Model model) {
+    /** {@code maxLogprobs}: the server's {@code --max-logprobs}, -1 for no limit. */
+    static GenerationRequest parse(ObjectNode body, boolean chat, Model model, int maxLogprobs) {
         String name = JsonFields.string(body.get("model"), "model");
-        List<int[]> prompts = chat ? List.of(chatPrompt(body, model)) : completionPrompts(body, model);
+        List<String> promptTexts = new ArrayList<>();
+        List<int[]> prompts = chat ? List.of(chatPrompt(body, model)) : completionPrompts(body, model, promptTexts);
+        if (chat) promptTexts.add(null);
         Integer maxTokens = JsonFields.integer(body.get("max_tokens"), "max_tokens");
         if (chat) {
             // Chat's newer name wins over the older one when both are given.
@@ -57,16 +62,26 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
         boolean includeUsage = streamOptions != null
                 && JsonFields.bool(streamOptions.get("include_usage"), "stream_options.include_usage", false);
         boolean ignoreEos = JsonFields.bool(body.get("ignore_eos"), "ignore_eos", false);
-        return new GenerationRequest(name, prompts, maxTokens, temperature, topP, topK == null ? -1 : topK, seed, stop,
-                stopIds, ignoreEos, n == null ? 1 : n, stream, stream && includeUsage);
+        LogprobsOptions logprobs = LogprobsOptions.parse(body, chat, stream, maxLogprobs, model.tokenizer().vocabSize());
+        return new GenerationRequest(name, prompts, java.util.Collections.unmodifiableList(promptTexts), maxTokens,
+                temperature, topP, topK == null ? -1 : topK, seed, stop, stopIds, ignoreEos, n == null ? 1 : n, stream,
+                stream && includeUsage, logprobs);
     }
 
     SamplingParams samplingParams(int maxTokens, int choice) {
         Long s = seed == null ? null : seed + choice;
-        return new SamplingParams(maxTokens, temperature, topP, topK, s, stop, stopTokenIds, ignoreEos, n);
+        return new SamplingParams(maxTokens, temperature, topP, topK, s, stop, stopTokenIds, ignoreEos, n,
+                logprobs.sample(), logprobs.prompt());
     }
 
     private static int[] chatPrompt(ObjectNode body, Model model) {
+        boolean addGenerationPrompt = JsonFields.bool(body.get("add_generation_prompt"), "add_generation_prompt", true);
+        // The rendered template already holds the special tokens the model expects.
+        return model.tokenizer().encode(renderChat(model, chatMessages(body), addGenerationPrompt), false);
+    }
+
+    /** The body's {@code messages}: a non-empty list of objects with a string role and text content. */
+    static List<ChatMessage> chatMessages(ObjectNode body) {
         JsonNode messages = body.get("messages");
         if (messages == null || !messages.isArray() || messages.isEmpty()) {
             throw ApiException.badRequest("messages must be a non-empty list", "messages");
@@ -77,9 +92,16 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
             if (!m.path("role").isTextual()) throw ApiException.badRequest("each of messages needs a role that is a string", "messages");
             list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"))));
         }
-        boolean addGenerationPrompt = JsonFields.bool(body.get("add_generation_prompt"), "add_generation_prompt", true);
-        // The rendered template already holds the special tokens the model expects.
-        return model.tokenizer().encode(model.renderChat(list, addGenerationPrompt), false);
+        return list;
+    }
+
+    /** The model's chat template applied; a model without one, or a template that fails on these messages, is a 400. */
+    static String renderChat(Model model, List<ChatMessage> messages, boolean addGenerationPrompt) {
+        try {
+            return model.renderChat(messages, addGenerationPrompt);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage(), "messages");
+        }
     }
 
     /** Message content is a string or a list of parts, of which the text parts count. */
@@ -100,19 +122,23 @@ record GenerationRequest(String model, List<int[]> prompts, Integer maxTokens, d
         throw ApiException.badRequest("the content of each of messages must be a string or a list of parts", "messages");
     }
 
-    private static List<int[]> completionPrompts(ObjectNode body, Model model) {
+    /** The prompts, tokenized; {@code texts} gets each one's text, or null for token ids. */
+    private static List<int[]> completionPrompts(ObjectNode body, Model model, List<String> texts) {
         JsonNode p = body.get("prompt");
         if (p == null || p.isNull()) throw ApiException.badRequest("prompt is required", "prompt");
         List<int[]> out = new ArrayList<>();
         if (p.isTextual()) {
             out.add(model.tokenizer().encode(p.asText()));
+            texts.add(p.asText());
         } else if (p.isArray() && !p.isEmpty() && p.get(0).isInt()) {
             out.add(tokenIds(p, model));
+            texts.add(null);
         } else if (p.isArray() && !p.isEmpty()) {
             for (JsonNode item : p) {
                 if (item.isTextual()) out.add(model.tokenizer().encode(item.asText()));
                 else if (item.isArray()) out.add(tokenIds(item, model));
                 else throw ApiException.badRequest("prompt must be a string, a list of strings or token ids", "prompt");
+                texts.add(item.isTextual() ? item.asText() : null);
             }
         } else {
             throw ApiException.badRequest("prompt must be a string, a list of strings or token ids", "prompt");

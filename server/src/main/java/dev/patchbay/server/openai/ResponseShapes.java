@@ -1,5 +1,6 @@
 package dev.patchbay.server.openai;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.engine.FinishReason;
 import dev.patchbay.server.http.Http;
@@ -16,7 +17,8 @@ record ResponseShapes(String id, long created, String model, boolean chat) {
         return r;
     }
 
-    ObjectNode choice(int index, String text, FinishReason reason) {
+    /** {@code logprobs} and (completions only) {@code promptLogprobs} are null when not asked for. */
+    ObjectNode choice(int index, String text, FinishReason reason, JsonNode logprobs, JsonNode promptLogprobs) {
         ObjectNode c = Http.JSON.createObjectNode();
         c.put("index", index);
         if (chat) {
@@ -26,9 +28,10 @@ record ResponseShapes(String id, long created, String model, boolean chat) {
         } else {
             c.put("text", text);
         }
-        c.putNull("logprobs");
+        c.set("logprobs", logprobs);
         c.put("finish_reason", reason == null ? null : reason.label());
         c.putNull("stop_reason");
+        if (!chat) c.set("prompt_logprobs", promptLogprobs);
         return c;
     }
 
@@ -52,13 +55,13 @@ record ResponseShapes(String id, long created, String model, boolean chat) {
         return r;
     }
 
-    ObjectNode chunk(int index, String text, FinishReason reason) {
+    ObjectNode chunk(int index, String text, FinishReason reason, JsonNode logprobs) {
         ObjectNode r = chunkBase();
         ObjectNode c = r.putArray("choices").addObject();
         c.put("index", index);
         if (chat) c.putObject("delta").put("content", text);
         else c.put("text", text);
-        c.putNull("logprobs");
+        c.set("logprobs", logprobs);
         c.put("finish_reason", reason == null ? null : reason.label());
         return r;
     }

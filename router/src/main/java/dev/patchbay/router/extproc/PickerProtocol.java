@@ -1,0 +1,90 @@
+package dev.patchbay.router.extproc;
+
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.proxy.ProxyHandler;
+import io.envoyproxy.envoy.config.core.v3.Metadata;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * The Endpoint Picker Protocol's names and the metadata shapes they travel in: the subset hint the data plane sends
+ * with a request, the destination list the picker answers with (a header and {@code envoy.lb} dynamic metadata with
+ * the same value), and the endpoint the data plane reports served the response.
+ */
+final class PickerProtocol {
+    static final String DESTINATION_KEY = ProxyHandler.DESTINATION_HEADER;
+    static final String LB_NAMESPACE = "envoy.lb";
+    static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
+    static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
+    static final String SERVED_KEY = "x-gateway-destination-endpoint-served";
+    /** The first-ranked endpoint and up to three fallbacks: more than a data plane's retries use, in a short header. */
+    static final int MAX_DESTINATIONS = 4;
+
+    private PickerProtocol() {
+    }
+
+    /** The endpoints a ranking offers the data plane, best first. */
+    static List<EndpointState> offered(List<EndpointState> ranked) {
+        return List.copyOf(ranked.subList(0, Math.min(MAX_DESTINATIONS, ranked.size())));
+    }
+
+    /** {@code ip:port,ip:port,...} in rank order: the value of both the header and the metadata entry. */
+    static String destinationValue(List<EndpointState> offered) {
+        return offered.stream().map(s -> s.endpoint().address()).collect(Collectors.joining(","));
+    }
+
+    /** {@code {"envoy.lb": {"x-gateway-destination-endpoint": value}}}. */
+    static Struct lbMetadata(String value) {
+        Struct inner = Struct.newBuilder().putFields(DESTINATION_KEY, Value.newBuilder().setStringValue(value).build())
+                .build();
+        return Struct.newBuilder().putFields(LB_NAMESPACE, Value.newBuilder().setStructValue(inner).build()).build();
+    }
+
+    /**
+     * The subset hint's endpoints, or empty when the data plane sent none. The proposal's shape is a list of
+     * {@code ip:port} strings; one comma-separated string is read too. An entry that is no {@code host:port} matches
+     * no endpoint, so a hint of only such entries leaves nothing to pick, as an empty one does.
+     */
+    static Optional<Set<Endpoint>> subset(Metadata context) {
+        Struct hint = context.getFilterMetadataMap().get(SUBSET_NAMESPACE);
+        if (hint == null || !hint.containsFields(SUBSET_KEY)) {
+            return Optional.empty();
+        }
+        Value listed = hint.getFieldsOrThrow(SUBSET_KEY);
+        Set<Endpoint> allowed = new HashSet<>();
+        if (listed.hasListValue()) {
+            for (Value v : listed.getListValue().getValuesList()) {
+                parse(v.getStringValue()).ifPresent(allowed::add);
+            }
+        } else {
+            for (String part : listed.getStringValue().split(",")) {
+                parse(part).ifPresent(allowed::add);
+            }
+        }
+        return Optional.of(allowed);
+    }
+
+    /** The endpoint the data plane reports served the request, when this message carries the report. */
+    static Optional<Endpoint> served(Metadata context) {
+        Struct lb = context.getFilterMetadataMap().get(LB_NAMESPACE);
+        if (lb == null || !lb.containsFields(SERVED_KEY)) {
+            return Optional.empty();
+        }
+        return parse(lb.getFieldsOrThrow(SERVED_KEY).getStringValue());
+    }
+
+    private static Optional<Endpoint> parse(String address) {
+        try {
+            return Optional.of(Endpoint.parse(address));
+        } catch (IllegalArgumentException notAnEndpoint) {
+            return Optional.empty();
+        }
+    }
+}
