@@ -101,8 +101,8 @@ class CommandLineFlagsTest {
     void flagsTheCommandsDoNotKnowAreRefused() {
         assertThatThrownBy(() -> ServeCommand.parse("--enable-lora", "--max-lora", "4")).hasMessageContaining("--max-lora");
         assertThatThrownBy(() -> ServeCommand.parse("--model", "/models/base", "--lora-modules", "a=/x")).hasMessageContaining("--enable-lora");
-        assertThatThrownBy(() -> new CommandLine(new RouteCommand()).parseArgs("--endpoints", "a:1", "--grpc-health-port", "9003"))
-                .hasMessageContaining("--grpc-health-port");
+        assertThatThrownBy(() -> new CommandLine(new RouteCommand()).parseArgs("--endpoints", "a:1", "--health-probe-port", "9003"))
+                .hasMessageContaining("--health-probe-port");
     }
 
     private static String mountPath(JsonNode container, String volume) {

@@ -107,7 +107,11 @@ class DeployManifestsTest {
         }
         assertThat(containerPort).as("router container port " + servicePort.path("targetPort")).isNotNull();
         assertThat(argAfter(route, "--ext-proc-port")).isEqualTo(containerPort.path("containerPort").asText());
-        assertThat(route.path("readinessProbe").path("grpc").path("port").asText()).isEqualTo(argAfter(route, "--ext-proc-port"));
+        // The probes go to the gRPC health services' own port, which the container exposes.
+        String healthPort = argAfter(route, "--grpc-health-port");
+        assertThat(route.path("readinessProbe").path("grpc").path("port").asText()).isEqualTo(healthPort);
+        assertThat(route.path("livenessProbe").path("grpc").path("port").asText()).isEqualTo(healthPort);
+        assertThat(route.path("ports").findValuesAsText("containerPort")).contains(healthPort);
 
         Map<String, String> discoveryEnv = Manifests.env(Manifests.container(m.one("Deployment", "patchbay-router"), "discovery"));
         assertThat(discoveryEnv.get("POOL_SELECTOR")).isEqualTo(selectorString(selector));

@@ -55,6 +55,12 @@ public final class RouteCommand implements Callable<Integer> {
                     + "the gateway's endpoint picker uses 9002. Off unless given.")
     Integer extProcPort;
 
+    @Option(names = "--grpc-health-port", paramLabel = "PORT",
+            description = "Also serve the external processor's gRPC health services (liveness, readiness) on a port "
+                    + "of their own, as the gateway's endpoint picker does on 9003; they are on the ext_proc port "
+                    + "too. Needs --ext-proc-port. Off unless given.")
+    Integer grpcHealthPort;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -76,6 +82,7 @@ public final class RouteCommand implements Callable<Integer> {
         }, "patchbay-router-shutdown"));
         System.err.println("patchbay router listening on " + host + ":" + router.port()
                 + (extProcPort == null ? "" : ", ext_proc (gRPC) on " + host + ":" + router.extProcPort())
+                + (grpcHealthPort == null ? "" : ", gRPC health on " + host + ":" + router.healthPort())
                 + " (profile " + router.picker().name() + ")");
         stopped.await();
         return 0;
@@ -107,7 +114,8 @@ public final class RouteCommand implements Callable<Integer> {
         try {
             return new RouterOptions(host, port, source, routerConfig, scrapeInterval, staleness,
                     maxStaleness == null ? RouterOptions.defaultMaxStaleness(staleness) : maxStaleness,
-                    extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort);
+                    extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort,
+                    grpcHealthPort == null ? RouterOptions.NO_EXT_PROC : grpcHealthPort);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }

@@ -108,7 +108,7 @@ public final class Router implements AutoCloseable {
         }
         if (options.extProcPort() != RouterOptions.NO_EXT_PROC) {
             try {
-                extProc = ExtProcServer.start(options.host(), options.extProcPort(),
+                extProc = ExtProcServer.start(options.host(), options.extProcPort(), options.healthPort(),
                         new ExtProcService(decider, metrics), pool::synced);
             } catch (IOException e) {
                 stop();
@@ -139,6 +139,14 @@ public final class Router implements AutoCloseable {
             throw new IllegalStateException("no external processor is running");
         }
         return extProc.port();
+    }
+
+    /** The port of the gRPC health services' own server, when it runs. */
+    public synchronized int healthPort() {
+        if (extProc == null || !extProc.hasHealthPort()) {
+            throw new IllegalStateException("no gRPC health port is served");
+        }
+        return extProc.healthPort();
     }
 
     /** The port the router listens on (useful with port 0). */

@@ -21,9 +21,13 @@ import java.time.Duration;
  *                       at least {@code staleness}
  * @param extProcPort    port of the Envoy external processor (gRPC); 0 picks a free one, {@link #NO_EXT_PROC} runs
  *                       none
+ * @param healthPort     a port of its own for the external processor's gRPC health services (the gateway's picker
+ *                       has them on 9003), beside the ext_proc port that has them too; {@link #NO_EXT_PROC} for none;
+ *                       only with an external processor
  */
 public record RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
-                            Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort) {
+                            Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort,
+                            int healthPort) {
     public static final int NO_EXT_PROC = -1;
     public static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(50);
     public static final Duration DEFAULT_STALENESS = Duration.ofMillis(200);
@@ -36,6 +40,12 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
         if (extProcPort < NO_EXT_PROC || extProcPort > 65_535) {
             throw new IllegalArgumentException("ext_proc port must be 0..65535, got " + extProcPort);
         }
+        if (healthPort < NO_EXT_PROC || healthPort > 65_535) {
+            throw new IllegalArgumentException("gRPC health port must be 0..65535, got " + healthPort);
+        }
+        if (healthPort != NO_EXT_PROC && extProcPort == NO_EXT_PROC) {
+            throw new IllegalArgumentException("a gRPC health port needs the external processor (--ext-proc-port)");
+        }
         if (staleness.compareTo(scrapeInterval) < 0) {
             throw new IllegalArgumentException("staleness (" + staleness.toMillis()
                     + " ms) must be at least the scrape interval (" + scrapeInterval.toMillis() + " ms)");
@@ -44,6 +54,12 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
             throw new IllegalArgumentException("max staleness (" + maxStaleness.toMillis()
                     + " ms) must be at least the staleness (" + staleness.toMillis() + " ms)");
         }
+    }
+
+    /** No health port of its own. */
+    public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
+                         Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort) {
+        this(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, extProcPort, NO_EXT_PROC);
     }
 
     /** Max staleness {@link #defaultMaxStaleness}. */
@@ -71,16 +87,23 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
 
     public RouterOptions withConfig(RouterConfig newConfig) {
         return new RouterOptions(host, port, endpoints, newConfig, scrapeInterval, staleness, maxStaleness,
-                extProcPort);
+                extProcPort, healthPort);
     }
 
     /** New interval and staleness; the max staleness is raised to the staleness if it falls short. */
     public RouterOptions withTimings(Duration newInterval, Duration newStaleness) {
         Duration max = maxStaleness.compareTo(newStaleness) < 0 ? newStaleness : maxStaleness;
-        return new RouterOptions(host, port, endpoints, config, newInterval, newStaleness, max, extProcPort);
+        return new RouterOptions(host, port, endpoints, config, newInterval, newStaleness, max, extProcPort,
+                healthPort);
     }
 
     public RouterOptions withExtProcPort(int newPort) {
-        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, newPort);
+        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, newPort,
+                healthPort);
+    }
+
+    public RouterOptions withHealthPort(int newPort) {
+        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, extProcPort,
+                newPort);
     }
 }

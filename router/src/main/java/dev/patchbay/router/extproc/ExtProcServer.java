@@ -20,7 +20,9 @@ import java.util.function.BooleanSupplier;
  * {@code liveness} serves while the process answers. {@code readiness}, the processor's own name and the empty
  * name (a load balancer's overall check) serve once the pool is synced, as the gateway's picker waits for its
  * datastore: the endpoint list read and every endpoint scraped once. They stay serving when no endpoint is ready,
- * since the protocol's answer to that is a 503 per request, from a picker the data plane can still reach.
+ * since the protocol's answer to that is a 503 per request, from a picker the data plane can still reach. The same
+ * health services can also have a port of their own (the gateway's picker serves them on 9003), for probes that
+ * should not share the data plane's port.
  */
 public final class ExtProcServer implements AutoCloseable {
     static final long SHUTDOWN_GRACE_SECONDS = 10;
@@ -31,12 +33,15 @@ public final class ExtProcServer implements AutoCloseable {
     private static final Duration READINESS_POLL = Duration.ofMillis(20);
 
     private final Server server;
+    private final Server healthServer; // null without a health port of its own
     private final HealthStatusManager health;
     private final ExecutorService executor;
     private final Thread readinessWatch;
 
-    private ExtProcServer(Server server, HealthStatusManager health, ExecutorService executor, Thread readinessWatch) {
+    private ExtProcServer(Server server, Server healthServer, HealthStatusManager health, ExecutorService executor,
+                          Thread readinessWatch) {
         this.server = server;
+        this.healthServer = healthServer;
         this.health = health;
         this.executor = executor;
         this.readinessWatch = readinessWatch;
@@ -45,10 +50,11 @@ public final class ExtProcServer implements AutoCloseable {
     /**
      * Listens on {@code host:port} (0: a free port).
      *
-     * @param synced whether the pool is synced ({@link dev.patchbay.router.pool.EndpointPool#synced})
+     * @param healthPort a port for the health services alone (0: a free one), or -1 for none
+     * @param synced     whether the pool is synced ({@link dev.patchbay.router.pool.EndpointPool#synced})
      */
-    public static ExtProcServer start(String host, int port, ExtProcService service, BooleanSupplier synced)
-            throws IOException {
+    public static ExtProcServer start(String host, int port, int healthPort, ExtProcService service,
+                                      BooleanSupplier synced) throws IOException {
         HealthStatusManager health = new HealthStatusManager();
         health.setStatus(LIVENESS, ServingStatus.SERVING);
         for (String name : READY_SERVICES) {
@@ -65,9 +71,15 @@ public final class ExtProcServer implements AutoCloseable {
                 .addService(service)
                 .addService(health.getHealthService())
                 .build();
+        Server healthServer = healthPort < 0 ? null : NettyServerBuilder.forAddress(new InetSocketAddress(host, healthPort))
+                .executor(executor)
+                .addService(health.getHealthService())
+                .build();
         try {
             server.start();
+            if (healthServer != null) healthServer.start();
         } catch (IOException e) {
+            server.shutdownNow();
             executor.close();
             throw e;
         }
@@ -84,11 +96,19 @@ public final class ExtProcServer implements AutoCloseable {
                 health.setStatus(name, ServingStatus.SERVING);
             }
         });
-        return new ExtProcServer(server, health, executor, watch);
+        return new ExtProcServer(server, healthServer, health, executor, watch);
     }
 
     public int port() {
         return server.getPort();
+    }
+
+    public boolean hasHealthPort() {
+        return healthServer != null;
+    }
+
+    public int healthPort() {
+        return healthServer.getPort();
     }
 
     /**
@@ -99,6 +119,7 @@ public final class ExtProcServer implements AutoCloseable {
     public void close() {
         readinessWatch.interrupt();
         health.enterTerminalState(); // later setStatus calls are ignored, so the watch cannot turn it back
+        if (healthServer != null) healthServer.shutdownNow();
         server.shutdown();
         try {
             if (!server.awaitTermination(SHUTDOWN_GRACE_SECONDS, TimeUnit.SECONDS)) {

@@ -11,7 +11,17 @@ import dev.patchbay.router.proxy.FakeModelServer;
 import dev.patchbay.testkit.Await;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.grpc.Status;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import dev.patchbay.router.RouteCommand;
+import picocli.CommandLine;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -93,5 +103,54 @@ class ExtProcHealthTest {
         route.start(null);
         assertThatThrownBy(() -> route.health("no.such.Service")).isInstanceOf(StatusRuntimeException.class)
                 .extracting(e -> ((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    }
+
+    @Test
+    void theHealthServicesAlsoAnswerOnAPortOfTheirOwn() throws Exception {
+        FakeModelServer a = route.server("a", page(0, 0.1, "sql"));
+        route.startWith("--endpoints", a.address(), "--grpc-health-port", "0");
+        int healthPort = route.router().healthPort();
+        assertThat(healthPort).isNotEqualTo(route.router().extProcPort());
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", healthPort).usePlaintext().build();
+        try {
+            HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+            Await.until("readiness serves on the health port", () -> status(health, "readiness") == ServingStatus.SERVING);
+            assertThat(status(health, "liveness")).isEqualTo(ServingStatus.SERVING);
+            assertThat(status(health, ExternalProcessorGrpc.SERVICE_NAME)).isEqualTo(ServingStatus.SERVING);
+            assertThat(route.health("readiness")).as("and still on the ext_proc port").isEqualTo(ServingStatus.SERVING);
+            // Only health lives there: the processor itself is not served on that port.
+            CompletableFuture<Status> ended = new CompletableFuture<>();
+            ExternalProcessorGrpc.newStub(channel).process(new StreamObserver<>() {
+                @Override
+                public void onNext(ProcessingResponse response) {
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    ended.complete(Status.fromThrowable(t));
+                }
+
+                @Override
+                public void onCompleted() {
+                    ended.complete(Status.OK);
+                }
+            }).onCompleted();
+            assertThat(ended.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    @Test
+    void aHealthPortWithoutTheExternalProcessorIsRefused() {
+        RouteCommand command = new RouteCommand();
+        CommandLine cli = new CommandLine(command);
+        cli.parseArgs("--endpoints", "127.0.0.1:1", "--grpc-health-port", "9003");
+        assertThatThrownBy(command::createRouter).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("--ext-proc-port");
+    }
+
+    private static ServingStatus status(HealthGrpc.HealthBlockingStub health, String service) {
+        return health.check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
     }
 }
