@@ -130,9 +130,11 @@ public final class LlamaModel implements Model {
             throw new IOException(dir + ": the JVM's max heap of " + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
                     + " cannot hold the weights; give it more (-Xmx)", e);
         }
-        if (progress != null) progress.println(weights.describe());
         KvCacheBudget.Plan kv = kvBudget.plan(config, blockSize, weights.bytes());
-        if (progress != null) progress.println(kv.describe());
+        if (progress != null) {
+            progress.println(weights.describe());
+            progress.println(kv.describe());
+        }
         LlamaExecutor executor;
         try {
             executor = new LlamaExecutor(config, weights, rope, windows, kv.blocks(), blockSize, maxLoras, threads);
