@@ -322,9 +322,9 @@ final class Kernels {
                                  int yStride) {
         if (tokens == 1) {
             int o = rowFrom;
-            // The choice of format is made per call of a whole-loop method, so no vector value crosses a branch.
             if (f16) {
-                for (; o + 4 <= rowTo; o += 4) tile4x1PackedF16(x, in, w, o, y);
+                // One row at a time: a four-row tile's eight F16 conversions exceed the code C2 inlines into one
+                // method, and each conversion left as a call boxes its vectors (four times slower than this).
                 for (; o < rowTo; o++) y[o] = dotPackedF16(x, 0, w, o * in / 2, in);
             } else {
                 for (; o + 4 <= rowTo; o += 4) tile4x1Packed(x, in, w, o, y);
@@ -366,25 +366,6 @@ final class Kernels {
             a2 = hi.fma(high(v), lo.fma(low(v), a2));
             v = IntVector.fromArray(I, w, w3 + half);
             a3 = hi.fma(high(v), lo.fma(low(v), a3));
-        }
-        store(y, o, a0, a1, a2, a3);
-    }
-
-    /** Four packed F16 rows against one token. */
-    private static void tile4x1PackedF16(float[] x, int in, int[] w, int o, float[] y) {
-        int w0 = o * in / 2, w1 = w0 + in / 2, w2 = w1 + in / 2, w3 = w2 + in / 2;
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        for (int i = 0; i < in; i += 2 * L) {
-            FloatVector lo = FloatVector.fromArray(F, x, i), hi = FloatVector.fromArray(F, x, i + L);
-            int half = i / 2;
-            IntVector v = IntVector.fromArray(I, w, w0 + half);
-            a0 = hi.fma(highF16(v), lo.fma(lowF16(v), a0));
-            v = IntVector.fromArray(I, w, w1 + half);
-            a1 = hi.fma(highF16(v), lo.fma(lowF16(v), a1));
-            v = IntVector.fromArray(I, w, w2 + half);
-            a2 = hi.fma(highF16(v), lo.fma(lowF16(v), a2));
-            v = IntVector.fromArray(I, w, w3 + half);
-            a3 = hi.fma(highF16(v), lo.fma(lowF16(v), a3));
         }
         store(y, o, a0, a1, a2, a3);
     }

@@ -64,7 +64,7 @@ class HalfPrecisionKernelsTest {
     @Test
     void matrixProductsEqualThoseOfTheSameValuesHeldAsF32() {
         SplittableRandom rng = new SplittableRandom(11);
-        // Ten rows: two tiles of four and two rows alone; three vector blocks a row.
+        // Ten rows (with several tokens: two tiles of four and two rows alone); three vector blocks a row.
         int rows = 10, cols = 3 * BLOCK, tokens = 6;
         short[] values = new short[rows * cols];
         float[] wide = new float[values.length];
