@@ -2,6 +2,7 @@ package dev.patchbay.model;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -197,9 +198,10 @@ final class Kernels {
     }
 
     /*
-     * BF16 weights are packed two to an int so that one int-vector load yields two float vectors with no change of
-     * vector shape: in each block of 2L values of a row, lane i holds value i in its low half and value L + i in its
-     * high half. BF16 to F32 is then a shift (low halves) or a mask (high halves).
+     * Half-precision weights (BF16 or F16) are packed two to an int so that one int-vector load yields two float
+     * vectors with no change of vector shape: in each block of 2L values of a row, lane i holds value i in its low
+     * half and value L + i in its high half. BF16 to F32 is then a shift (low halves) or a mask (high halves); F16 to
+     * F32 is a shift, a mask and a multiply, see highF16.
      */
 
     /** Whether rows of {@code cols} values can be packed (whole blocks of 2L). */
@@ -207,7 +209,8 @@ final class Kernels {
         return cols % (2 * L) == 0;
     }
 
-    static int[] packBf16(short[] values, int rows, int cols) {
+    /** Packs 16-bit values (BF16 or F16 bits) of {@code rows} rows of {@code cols}. */
+    static int[] packHalves(short[] values, int rows, int cols) {
         int[] packed = new int[rows * cols / 2];
         for (int r = 0; r < rows; r++) {
             for (int b = 0; b < cols; b += 2 * L) {
@@ -218,7 +221,8 @@ final class Kernels {
         return packed;
     }
 
-    static short unpackBf16(int[] packed, int cols, int row, int col) {
+    /** The 16 bits of value {@code col} of row {@code row}, as {@link #packHalves} placed them. */
+    static short unpackHalf(int[] packed, int cols, int row, int col) {
         int b = col - col % (2 * L), i = col % (2 * L);
         int word = packed[(row * cols + b) / 2 + i % L];
         return (short) (i < L ? word : word >>> 16);
@@ -232,6 +236,24 @@ final class Kernels {
         return v.lanewise(VectorOperators.AND, 0xffff0000).reinterpretAsFloats();
     }
 
+    private static FloatVector lowF16(IntVector v) {
+        return highF16(v.lanewise(VectorOperators.LSHL, 16));
+    }
+
+    /**
+     * The F16 values in the high halves of v's lanes, as F32; equal to {@link Float#float16ToFloat} for every value.
+     * The arithmetic shift by 3 leaves the sign at bit 31 and moves exponent and mantissa to F32's places; the mask
+     * clears the sign's copies and the low half. Read as F32, that is the value times 2^-112 (normal or subnormal,
+     * exact either way), so one multiply restores it. Exponent 31 (infinity, NaN) then comes out at 2^16 and above
+     * and is given F32's all-ones exponent, keeping sign and payload.
+     */
+    private static FloatVector highF16(IntVector v) {
+        IntVector bits = v.lanewise(VectorOperators.ASHR, 3).lanewise(VectorOperators.AND, 0x8fffe000);
+        VectorMask<Integer> special = bits.lanewise(VectorOperators.AND, 0x0fffffff).compare(VectorOperators.GE, 0x0f800000);
+        IntVector scaled = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts();
+        return scaled.lanewise(VectorOperators.OR, 0x7f800000, special).reinterpretAsFloats();
+    }
+
     /** x[xOff ..] · packed row values starting at packed[wOff] (n values, n a multiple of 2L). */
     static float dotPacked(float[] x, int xOff, int[] w, int wOff, int n) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
@@ -239,6 +261,17 @@ final class Kernels {
             IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
             acc0 = FloatVector.fromArray(F, x, xOff + i).fma(low(v), acc0);
             acc1 = FloatVector.fromArray(F, x, xOff + i + L).fma(high(v), acc1);
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+    }
+
+    /** {@link #dotPacked} for F16. */
+    static float dotPackedF16(float[] x, int xOff, int[] w, int wOff, int n) {
+        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+        for (int i = 0; i < n; i += 2 * L) {
+            IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
+            acc0 = FloatVector.fromArray(F, x, xOff + i).fma(lowF16(v), acc0);
+            acc1 = FloatVector.fromArray(F, x, xOff + i + L).fma(highF16(v), acc1);
         }
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
@@ -253,7 +286,18 @@ final class Kernels {
         }
     }
 
-    private static void widenPacked(int[] w, int wOff, float[] out, int n) {
+    /** {@link #axpyPacked} for F16. */
+    static void axpyPackedF16(float a, int[] w, int wOff, float[] y, int yOff, int n) {
+        FloatVector av = FloatVector.broadcast(F, a);
+        for (int i = 0; i < n; i += 2 * L) {
+            IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
+            lowF16(v).fma(av, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            highF16(v).fma(av, FloatVector.fromArray(F, y, yOff + i + L)).intoArray(y, yOff + i + L);
+        }
+    }
+
+    /** out[0 .. n) = the n packed BF16 values starting at packed[wOff], as F32. */
+    static void widenPacked(int[] w, int wOff, float[] out, int n) {
         for (int i = 0; i < n; i += 2 * L) {
             IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
             low(v).intoArray(out, i);
@@ -261,15 +305,28 @@ final class Kernels {
         }
     }
 
+    /** {@link #widenPacked} for F16. */
+    static void widenPackedF16(int[] w, int wOff, float[] out, int n) {
+        for (int i = 0; i < n; i += 2 * L) {
+            IntVector v = IntVector.fromArray(I, w, wOff + i / 2);
+            lowF16(v).intoArray(out, i);
+            highF16(v).intoArray(out, i + L);
+        }
+    }
+
     /**
-     * {@link #matmulRows} with packed BF16 weights. One token reads the packed rows directly (the memory-bound decode
-     * case); several tokens widen four rows at a time into a small F32 buffer and reuse it for every token.
+     * {@link #matmulRows} with packed BF16 or F16 weights. One token reads the packed rows directly, one row at a time
+     * (the memory-bound decode case); several tokens widen four rows at a time into a small F32 buffer and reuse it for
+     * every token.
      */
-    static void matmulRowsPacked(float[] x, int tokens, int in, int[] w, int rowFrom, int rowTo, float[] y, int yStride) {
+    static void matmulRowsPacked(float[] x, int tokens, int in, int[] w, boolean f16, int rowFrom, int rowTo, float[] y,
+                                 int yStride) {
         if (tokens == 1) {
-            int o = rowFrom;
-            for (; o + 4 <= rowTo; o += 4) tile4x1Packed(x, in, w, o, y);
-            for (; o < rowTo; o++) y[o] = dotPacked(x, 0, w, o * in / 2, in);
+            // Rows one at a time: measured faster than four-row tiles at one token (RealExecutorBenchmark's batch 1,
+            // about 47 against 30 tokens/s), and a four-row tile's eight F16 conversions exceed the code C2 inlines
+            // into one method, leaving calls that box every vector.
+            if (f16) for (int o = rowFrom; o < rowTo; o++) y[o] = dotPackedF16(x, 0, w, o * in / 2, in);
+            else for (int o = rowFrom; o < rowTo; o++) y[o] = dotPacked(x, 0, w, o * in / 2, in);
             return;
         }
         float[] rows = new float[4 * in];
@@ -277,33 +334,17 @@ final class Kernels {
             int t1 = Math.min(tokens, t0 + TOKEN_BLOCK);
             int o = rowFrom;
             for (; o + 4 <= rowTo; o += 4) {
-                widenPacked(w, o * in / 2, rows, 4 * in);
+                if (f16) widenPackedF16(w, o * in / 2, rows, 4 * in);
+                else widenPacked(w, o * in / 2, rows, 4 * in);
                 int t = t0;
                 for (; t + 4 <= t1; t += 4) tile4x4(x, t, in, rows, 0, y, yStride, o);
                 for (; t < t1; t++) tile4x1(x, t, in, rows, 0, y, yStride, o);
             }
             for (; o < rowTo; o++) {
-                for (int t = t0; t < t1; t++) y[t * yStride + o] = dotPacked(x, t * in, w, o * in / 2, in);
+                for (int t = t0; t < t1; t++) {
+                    y[t * yStride + o] = f16 ? dotPackedF16(x, t * in, w, o * in / 2, in) : dotPacked(x, t * in, w, o * in / 2, in);
+                }
             }
         }
-    }
-
-    /** Four packed rows against one token. */
-    private static void tile4x1Packed(float[] x, int in, int[] w, int o, float[] y) {
-        int w0 = o * in / 2, w1 = w0 + in / 2, w2 = w1 + in / 2, w3 = w2 + in / 2;
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        for (int i = 0; i < in; i += 2 * L) {
-            FloatVector lo = FloatVector.fromArray(F, x, i), hi = FloatVector.fromArray(F, x, i + L);
-            int half = i / 2;
-            IntVector v = IntVector.fromArray(I, w, w0 + half);
-            a0 = hi.fma(high(v), lo.fma(low(v), a0));
-            v = IntVector.fromArray(I, w, w1 + half);
-            a1 = hi.fma(high(v), lo.fma(low(v), a1));
-            v = IntVector.fromArray(I, w, w2 + half);
-            a2 = hi.fma(high(v), lo.fma(low(v), a2));
-            v = IntVector.fromArray(I, w, w3 + half);
-            a3 = hi.fma(high(v), lo.fma(low(v), a3));
-        }
-        store(y, o, a0, a1, a2, a3);
     }
 }

@@ -63,11 +63,6 @@ public final class LlamaExecutor implements Executor {
         return c;
     }
 
-    /** Whether the base weights are held in BF16 (else F32). */
-    public boolean bf16Weights() {
-        return w.embedTokens() instanceof Matrix.Bf16;
-    }
-
     /** Bytes of KV cache this executor holds. */
     public long kvCacheBytes() {
         return 2L * c.numLayers() * keyCache[0].length * Float.BYTES;

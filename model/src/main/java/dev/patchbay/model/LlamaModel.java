@@ -10,6 +10,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -25,15 +26,17 @@ public final class LlamaModel implements Model {
     private final ChatTemplate chatTemplate;
     private final TokenPieces pieces;
     private final LlamaExecutor executor;
+    private final Map<String, Long> weightBytes;
 
     private LlamaModel(Path dir, ModelConfig config, BpeTokenizer tokenizer, TokenPieces pieces, ChatTemplate chatTemplate,
-                       LlamaExecutor executor) {
+                       LlamaExecutor executor, Map<String, Long> weightBytes) {
         this.dir = dir;
         this.config = config;
         this.tokenizer = tokenizer;
         this.pieces = pieces;
         this.chatTemplate = chatTemplate;
         this.executor = executor;
+        this.weightBytes = weightBytes;
     }
 
     /**
@@ -56,7 +59,7 @@ public final class LlamaModel implements Model {
 
     /**
      * Loads a model directory with a KV cache of as many blocks as {@code kvBudget} gives once the weights are in
-     * memory (the executor then reports them); prints the cache's size on {@code progress}.
+     * memory (the executor then reports them); prints the weights' and the cache's sizes on {@code progress}.
      */
     public static LlamaModel load(Path dir, KvCacheBudget kvBudget, int blockSize, int maxLoras, int threads,
                                   PrintStream progress) throws IOException {
@@ -128,7 +131,10 @@ public final class LlamaModel implements Model {
                     + " cannot hold the weights; give it more (-Xmx)", e);
         }
         KvCacheBudget.Plan kv = kvBudget.plan(config, blockSize, weights.bytes());
-        if (progress != null) progress.println(kv.describe());
+        if (progress != null) {
+            progress.println(weights.describe());
+            progress.println(kv.describe());
+        }
         LlamaExecutor executor;
         try {
             executor = new LlamaExecutor(config, weights, rope, windows, kv.blocks(), blockSize, maxLoras, threads);
@@ -138,7 +144,7 @@ public final class LlamaModel implements Model {
                     + " cannot hold a KV cache of " + KvCacheBudget.formatBytes(kv.bytes()) + " besides the weights;"
                     + " give it more (-Xmx) or a smaller cache (--gpu-memory-utilization, --kv-cache-memory-bytes)", e);
         }
-        return new LlamaModel(dir, config, tokenizer, pieces, template, executor);
+        return new LlamaModel(dir, config, tokenizer, pieces, template, executor, weights.bytesByDtype());
     }
 
     /** A fault the checks above did not foresee, as one line naming the file, for the operator. */
@@ -207,10 +213,19 @@ public final class LlamaModel implements Model {
         return pieces.decode(tokenIds, tokenizer);
     }
 
-    /** BF16 models keep BF16 weights (and BF16 adapters); F16 and F32 ones compute in F32. */
+    /** The format most weights are held in: BF16 and F16 models keep theirs (and their adapters'), F32 ones F32. */
     @Override
     public String dtype() {
-        return executor.bf16Weights() ? "bfloat16" : "float32";
+        return switch (weightBytes.keySet().iterator().next()) {
+            case "BF16" -> "bfloat16";
+            case "F16" -> "float16";
+            default -> "float32";
+        };
+    }
+
+    /** Heap the weights take per format they are held in ("BF16", "F16", "F32"), largest first. */
+    public Map<String, Long> weightBytesByDtype() {
+        return weightBytes;
     }
 
     @Override

@@ -4,10 +4,14 @@ import dev.patchbay.engine.model.ModelConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
- * A Llama-family model's weights: projection and embedding matrices as {@link Matrix} (BF16 kept, others F32), norms
- * and biases in F32.
+ * A Llama-family model's weights: projection and embedding matrices as {@link Matrix} (BF16 and F16 kept, F32 as F32),
+ * norms and biases in F32.
  */
 record LlamaWeights(Matrix embedTokens, Layer[] layers, float[] finalNorm, Matrix lmHead) {
 
@@ -17,13 +21,49 @@ record LlamaWeights(Matrix embedTokens, Layer[] layers, float[] finalNorm, Matri
 
     /** Heap the weights take; a tied head shares the embedding's. */
     long bytes() {
-        long b = embedTokens.bytes() + (lmHead == embedTokens ? 0 : lmHead.bytes()) + floats(finalNorm);
+        return bytesByDtype().values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /**
+     * Heap the weights take per format they are held in ("BF16", "F16", "F32"), largest first; norms and biases are
+     * F32 whatever the file holds.
+     */
+    Map<String, Long> bytesByDtype() {
+        Map<String, Long> b = new HashMap<>();
+        add(b, embedTokens);
+        if (lmHead != embedTokens) add(b, lmHead);
+        long vectors = floats(finalNorm);
         for (Layer l : layers) {
-            b += l.wq().bytes() + l.wk().bytes() + l.wv().bytes() + l.wo().bytes() + l.wGate().bytes() + l.wUp().bytes()
-                    + l.wDown().bytes() + floats(l.attnNorm()) + floats(l.ffnNorm()) + floats(l.bq()) + floats(l.bk())
-                    + floats(l.bv());
+            for (Matrix m : List.of(l.wq(), l.wk(), l.wv(), l.wo(), l.wGate(), l.wUp(), l.wDown())) add(b, m);
+            vectors += floats(l.attnNorm()) + floats(l.ffnNorm()) + floats(l.bq()) + floats(l.bk()) + floats(l.bv());
         }
-        return b;
+        b.merge("F32", vectors, Long::sum);
+        Map<String, Long> sorted = new LinkedHashMap<>();
+        b.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+        return sorted;
+    }
+
+    /** The format most of the weights are held in: "BF16", "F16" or "F32". */
+    String dtype() {
+        return bytesByDtype().keySet().iterator().next();
+    }
+
+    /** One line for the start-up log, e.g. {@code Weights: 256.6 MiB in memory (BF16 256.5 MiB, F32 68.1 KiB)}. */
+    String describe() {
+        Map<String, Long> b = bytesByDtype();
+        StringBuilder s = new StringBuilder("Weights: ").append(KvCacheBudget.formatBytes(bytes())).append(" in memory (");
+        if (b.size() == 1) return s.append(dtype()).append(')').toString();
+        String sep = "";
+        for (var e : b.entrySet()) {
+            s.append(sep).append(e.getKey()).append(' ').append(KvCacheBudget.formatBytes(e.getValue()));
+            sep = ", ";
+        }
+        return s.append(')').toString();
+    }
+
+    private static void add(Map<String, Long> bytes, Matrix m) {
+        bytes.merge(m.dtype(), m.bytes(), Long::sum);
     }
 
     private static long floats(float[] a) {

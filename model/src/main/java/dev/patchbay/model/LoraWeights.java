@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * An adapter's LoRA weights per layer and projection, in the file's precision like the base weights (BF16 kept, F16
- * and F32 as F32): A as PEFT stores it ({@code rank x in}, one row per rank, for the shrink dot products) and B
+ * An adapter's LoRA weights per layer and projection, in the file's precision like the base weights (BF16, F16 and
+ * F32 kept): A as PEFT stores it ({@code rank x in}, one row per rank, for the shrink dot products) and B
  * transposed ({@code rank x out}, so the expand step adds whole contiguous output rows).
  */
 record LoraWeights(String name, Module[][] modules, long bytes) {

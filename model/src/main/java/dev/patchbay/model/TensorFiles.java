@@ -17,7 +17,8 @@ import java.util.TreeSet;
 
 /**
  * The safetensors files of a model directory (one {@code model.safetensors}, or shards listed by
- * {@code model.safetensors.index.json}), read through memory maps and converted to F32 on load.
+ * {@code model.safetensors.index.json}), read through memory maps: weight matrices keep their 16-bit formats, other
+ * tensors are converted to F32.
  */
 public final class TensorFiles {
     public static final String SINGLE_FILE = "model.safetensors";
@@ -96,31 +97,40 @@ public final class TensorFiles {
         return read(st, name, shape);
     }
 
-    /** Reads a {@code [rows, cols]} weight matrix: BF16 stays BF16, F16 and F32 become F32. */
+    /** Reads a {@code [rows, cols]} weight matrix: BF16 and F16 stay 16-bit, F32 stays F32. */
     Matrix readMatrix(String name, int rows, int cols) throws IOException {
         Safetensors st = byTensor.get(name);
         if (st == null) throw new IOException(listing + ": the weights lack tensor '" + name + "'");
         return readMatrix(st, name, rows, cols);
     }
 
-    /** Reads a {@code [rows, cols]} matrix of a safetensors file: BF16 stays BF16, F16 and F32 become F32. */
+    /** Reads a {@code [rows, cols]} matrix of a safetensors file: BF16 and F16 stay 16-bit, F32 stays F32. */
     static Matrix readMatrix(Safetensors st, String name, int rows, int cols) throws IOException {
-        Safetensors.TensorInfo info = st.tensors().get(name);
-        if (info == null || !info.dtype().equals("BF16")) return new Matrix.F32(read(st, name, rows, cols), rows, cols);
-        ByteBuffer bytes = map(st, name, rows, cols);
+        String dtype = halfDtype(st, name);
+        if (dtype == null) return new Matrix.F32(read(st, name, rows, cols), rows, cols);
         short[] out = new short[rows * cols];
-        bytes.asShortBuffer().get(out);
-        return Matrix.Bf16.of(out, rows, cols);
+        map(st, name, rows, cols).asShortBuffer().get(out);
+        return half(dtype, out, rows, cols);
     }
 
-    /** Reads a {@code [rows, cols]} matrix and returns its {@code [cols, rows]} transpose, BF16 kept as BF16. */
+    /** Reads a {@code [rows, cols]} matrix and returns its {@code [cols, rows]} transpose, BF16 and F16 kept. */
     static Matrix readMatrixTransposed(Safetensors st, String name, int rows, int cols) throws IOException {
-        Safetensors.TensorInfo info = st.tensors().get(name);
-        if (info == null || !info.dtype().equals("BF16")) return new Matrix.F32(read(st, name, rows, cols), rows, cols).transposed();
+        String dtype = halfDtype(st, name);
+        if (dtype == null) return new Matrix.F32(read(st, name, rows, cols), rows, cols).transposed();
         var values = map(st, name, rows, cols).asShortBuffer();
         short[] t = new short[rows * cols];
         for (int r = 0; r < rows; r++) for (int c = 0; c < cols; c++) t[c * rows + r] = values.get(r * cols + c);
-        return Matrix.Bf16.of(t, cols, rows);
+        return half(dtype, t, cols, rows);
+    }
+
+    /** "BF16" or "F16" when the tensor is held in one of them, else null (F32, or a tensor {@link #read} refuses). */
+    private static String halfDtype(Safetensors st, String name) {
+        Safetensors.TensorInfo info = st.tensors().get(name);
+        return info != null && (info.dtype().equals("BF16") || info.dtype().equals("F16")) ? info.dtype() : null;
+    }
+
+    private static Matrix half(String dtype, short[] values, int rows, int cols) {
+        return dtype.equals("BF16") ? Matrix.Bf16.of(values, rows, cols) : Matrix.F16.of(values, rows, cols);
     }
 
     private static ByteBuffer map(Safetensors st, String name, long... shape) throws IOException {

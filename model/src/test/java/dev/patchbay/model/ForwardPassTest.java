@@ -229,7 +229,7 @@ class ForwardPassTest {
     }
 
     @Test
-    void halfPrecisionFilesEqualF32AfterConversion() throws Exception {
+    void halfPrecisionFilesHeldAs16BitEqualF32AfterConversion() throws Exception {
         int[] prompt = range(10, 8);
         for (String dtype : List.of("BF16", "F16")) {
             ModelGenerator.Spec spec = ModelGenerator.Spec.tiny().withDtype(dtype);
@@ -240,15 +240,45 @@ class ForwardPassTest {
             TestModels.convertToF32(half, f32);
             TestModels.convertAdapterToF32(half.resolve("adapter"), f32.resolve("adapter"));
             try (LlamaModel a = load(half); LlamaModel b = load(f32)) {
+                assertThat(a.dtype()).isEqualTo(dtype.equals("BF16") ? "bfloat16" : "float16");
+                assertThat(b.dtype()).isEqualTo("float32");
                 a.executor().activate(0, a.executor().loadAdapter(PeftReader.read("a", half.resolve("adapter"), a.config(), 16)));
                 b.executor().activate(0, b.executor().loadAdapter(PeftReader.read("a", f32.resolve("adapter"), b.config(), 16)));
                 for (int slot : new int[] {-1, 0}) {
-                    float[] la = a.executor().forward(List.of(seq(1, prompt, 0, new int[] {0, 1}, slot, true)))[0];
-                    float[] lb = b.executor().forward(List.of(seq(1, prompt, 0, new int[] {0, 1}, slot, true)))[0];
+                    // A prompt (several tokens a step) then a decode (one), on fresh blocks for each slot.
+                    int[] blocks = slot < 0 ? new int[] {0, 1, 2} : new int[] {3, 4, 5};
+                    float[] la = a.executor().forward(List.of(seq(1, prompt, 0, blocks, slot, true)))[0];
+                    float[] lb = b.executor().forward(List.of(seq(1, prompt, 0, blocks, slot, true)))[0];
                     // Not bit-exact: lane reductions differ between interpreted and compiled vector code.
+                    assertClose(la, lb, 1e-6);
+                    la = a.executor().forward(List.of(seq(1, new int[] {123}, prompt.length, blocks, slot, true)))[0];
+                    lb = b.executor().forward(List.of(seq(1, new int[] {123}, prompt.length, blocks, slot, true)))[0];
                     assertClose(la, lb, 1e-6);
                 }
             }
+        }
+    }
+
+    @Test
+    void halfPrecisionWeightsTakeHalfTheMemoryOfF32AndTheLogSaysSo() throws Exception {
+        Path f16 = dir.resolve("f16");
+        ModelGenerator.writeModel(f16, ModelGenerator.Spec.tiny().withDtype("F16"));
+        Path f32 = dir.resolve("f32");
+        TestModels.convertToF32(f16, f32);
+        var log = new java.io.ByteArrayOutputStream();
+        try (var out = new java.io.PrintStream(log, true, java.nio.charset.StandardCharsets.UTF_8);
+             LlamaModel half = LlamaModel.load(f16, 64, BLOCK, 4, 2, out);
+             LlamaModel full = LlamaModel.load(f32, 64, BLOCK, 4, 2, out)) {
+            long halfBytes = half.weightBytesByDtype().values().stream().mapToLong(Long::longValue).sum();
+            long fullBytes = full.weightBytesByDtype().values().stream().mapToLong(Long::longValue).sum();
+            // Norms stay F32: a little over half.
+            assertThat((double) halfBytes / fullBytes).isBetween(0.5, 0.51);
+            assertThat(half.weightBytesByDtype().keySet()).containsExactly("F16", "F32");
+            assertThat(full.weightBytesByDtype().keySet()).containsExactly("F32");
+            String text = log.toString(java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(text).contains("Weights: " + KvCacheBudget.formatBytes(halfBytes) + " in memory (F16 "
+                    + KvCacheBudget.formatBytes(half.weightBytesByDtype().get("F16")) + ", F32 ");
+            assertThat(text).contains("Weights: " + KvCacheBudget.formatBytes(fullBytes) + " in memory (F32)");
         }
     }
 }

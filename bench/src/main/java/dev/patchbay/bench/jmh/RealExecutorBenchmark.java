@@ -40,12 +40,14 @@ import org.openjdk.jmh.annotations.Warmup;
  * the {@code tokens} counter gives tokens/s:
  * <ul>
  *   <li>{@code batch1Base}: one sequence on the base model;</li>
+ *   <li>{@code batch1BaseF16}: the same, on the same shapes and seed written as F16 (held as F16);</li>
  *   <li>{@code batch16Base}: sixteen sequences on the base model;</li>
  *   <li>{@code batch16AdaptersQv} / {@code batch16AdaptersAll}: sixteen sequences, each with its own rank-16 adapter
  *       on q_proj and v_proj / on all seven projections (LoRA cost = batch16Base over these, minus one);</li>
  *   <li>{@code jlamaBatch1}: Jlama 0.8.4 generating from the same model directory, for comparison.</li>
  * </ul>
- * The model is generated once into {@code -Dpatchbay.bench.model} (default: a folder under java.io.tmpdir).
+ * The model is generated once into {@code -Dpatchbay.bench.model} (default: a folder under java.io.tmpdir), its F16
+ * copy beside it (the folder's name with {@code -f16}).
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -72,6 +74,13 @@ public class RealExecutorBenchmark {
                 if (!Files.exists(a.resolve(PeftReader.CONFIG_FILE))) ModelGenerator.writeAdapter(a, spec, RANK, 2 * RANK, targets, 100 + i);
             }
         }
+        return dir;
+    }
+
+    static Path f16ModelDir() throws IOException {
+        Path bf16 = modelDir();
+        Path dir = bf16.resolveSibling(bf16.getFileName() + "-f16");
+        if (!Files.exists(dir.resolve("config.json"))) ModelGenerator.writeModel(dir, ModelGenerator.Spec.smolLm2().withDtype("F16"));
         return dir;
     }
 
@@ -108,6 +117,24 @@ public class RealExecutorBenchmark {
             batch16 = new Decoder(ex, 16, 16, -1);
             batch16Qv = new Decoder(ex, 16, 32, 0);
             batch16All = new Decoder(ex, 16, 48, 16);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            model.close();
+        }
+    }
+
+    /** The F16 model and one decoding sequence on it. */
+    @State(Scope.Benchmark)
+    public static class PatchbayF16 {
+        LlamaModel model;
+        Decoder batch1;
+
+        @Setup(Level.Trial)
+        public void load() throws IOException {
+            model = LlamaModel.load(f16ModelDir(), 4 * BLOCKS_PER_SEQUENCE, BLOCK_SIZE, 1, THREADS);
+            batch1 = new Decoder(model.executor(), 1, 0, -1);
         }
 
         @TearDown(Level.Trial)
@@ -155,6 +182,13 @@ public class RealExecutorBenchmark {
 
     @Benchmark
     public int batch1Base(Patchbay p, Tokens t) {
+        int n = p.batch1.step();
+        t.tokens += n;
+        return n;
+    }
+
+    @Benchmark
+    public int batch1BaseF16(PatchbayF16 p, Tokens t) {
         int n = p.batch1.step();
         t.tokens += n;
         return n;

@@ -1,0 +1,108 @@
+package dev.patchbay.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.SplittableRandom;
+import jdk.incubator.vector.FloatVector;
+import org.junit.jupiter.api.Test;
+
+/** The F16 kernels against {@link Float#float16ToFloat} and against the same values held as F32. */
+class HalfPrecisionKernelsTest {
+    /** Values per vector block of a packed row. */
+    private static final int BLOCK = 2 * FloatVector.SPECIES_PREFERRED.length();
+
+    /** All 65,536 F16 bit patterns in order, as 64 rows of 1024. */
+    private static short[] everyF16() {
+        short[] all = new short[1 << 16];
+        for (int i = 0; i < all.length; i++) all[i] = (short) i;
+        return all;
+    }
+
+    private static void assertSameFloat(float actual, short f16) {
+        // floatToIntBits tells +0 from -0 and each infinity apart, and maps every NaN to one pattern: compiled,
+        // Float.float16ToFloat quiets signalling NaNs, interpreted it does not.
+        assertThat(Float.floatToIntBits(actual))
+                .as("F16 0x%04x", f16 & 0xffff)
+                .isEqualTo(Float.floatToIntBits(Float.float16ToFloat(f16)));
+    }
+
+    @Test
+    void vectorWideningEqualsFloat16ToFloatForEveryBitPattern() {
+        short[] all = everyF16();
+        int[] packed = Kernels.packHalves(all, 64, 1024);
+        float[] wide = new float[all.length];
+        Kernels.widenPackedF16(packed, 0, wide, all.length);
+        // Packing reorders values within a block; widening restores the order.
+        for (int i = 0; i < all.length; i++) assertSameFloat(wide[i], all[i]);
+        for (int i = 0x7c01; i < 0x8000; i++) {
+            // NaNs keep their sign and payload bits, signalling ones included.
+            for (int sign : new int[] {0, 0x8000}) {
+                assertThat(Float.floatToRawIntBits(wide[i | sign])).isEqualTo((sign << 16) | 0x7f800000 | (i & 0x3ff) << 13);
+            }
+        }
+    }
+
+    @Test
+    void everyBitPatternIsCarriedExactlyThroughRowReadsAndScaledAdds() {
+        short[] all = everyF16();
+        Matrix m = Matrix.F16.of(all, 64, 1024);
+        assertThat(m).isInstanceOf(Matrix.F16.class);
+        float[] row = new float[1024];
+        float[] added = new float[1024];
+        for (int r = 0; r < 64; r++) {
+            m.copyRow(r, row, 0);
+            // y = -0 + 1 * w is w exactly, signed zeros included.
+            java.util.Arrays.fill(added, -0f);
+            m.addRowScaled(r, 1f, added, 0);
+            for (int c = 0; c < 1024; c++) {
+                assertSameFloat(row[c], all[r * 1024 + c]);
+                assertSameFloat(added[c], all[r * 1024 + c]);
+            }
+        }
+    }
+
+    @Test
+    void matrixProductsEqualThoseOfTheSameValuesHeldAsF32() {
+        SplittableRandom rng = new SplittableRandom(11);
+        // Ten rows (with several tokens: two tiles of four and two rows alone); three vector blocks a row.
+        int rows = 10, cols = 3 * BLOCK, tokens = 6;
+        short[] values = new short[rows * cols];
+        float[] wide = new float[values.length];
+        for (int i = 0; i < values.length; i++) {
+            // Finite values of every exponent, subnormals and zeros included.
+            short h;
+            do h = (short) rng.nextInt(1 << 16); while ((h & 0x7c00) == 0x7c00);
+            values[i] = h;
+            wide[i] = Float.float16ToFloat(h);
+        }
+        Matrix half = Matrix.F16.of(values, rows, cols);
+        Matrix f32 = new Matrix.F32(wide, rows, cols);
+        float[] x = new float[tokens * cols];
+        for (int i = 0; i < x.length; i++) x[i] = (float) rng.nextGaussian();
+
+        for (int n : new int[] {1, tokens}) {
+            float[] yHalf = new float[n * rows], yF32 = new float[n * rows];
+            half.matmulRows(x, n, 0, rows, yHalf, rows);
+            f32.matmulRows(x, n, 0, rows, yF32, rows);
+            for (int t = 0; t < n; t++) {
+                for (int o = 0; o < rows; o++) {
+                    double scale = 0;
+                    for (int i = 0; i < cols; i++) scale += Math.abs((double) x[t * cols + i] * wide[o * cols + i]);
+                    // The same products, summed in the same lanes; only a lane reduction's order may differ.
+                    assertThat((double) yHalf[t * rows + o]).as("token %d row %d", t, o)
+                            .isCloseTo(yF32[t * rows + o], org.assertj.core.data.Offset.offset(1e-6 * scale));
+                    assertThat((double) half.dotRow(o, x, t * cols))
+                            .isCloseTo(yF32[t * rows + o], org.assertj.core.data.Offset.offset(1e-6 * scale));
+                }
+            }
+        }
+    }
+
+    @Test
+    void rowsThatDoNotPackAreWidenedExactlyToF32() {
+        short[] values = {(short) 0x3c00, (short) 0x8001, (short) 0x7c00};
+        Matrix m = Matrix.F16.of(values, 1, 3);
+        assertThat(m).isInstanceOf(Matrix.F32.class);
+        assertThat(((Matrix.F32) m).data()).containsExactly(1f, -0x1p-24f, Float.POSITIVE_INFINITY);
+    }
+}
