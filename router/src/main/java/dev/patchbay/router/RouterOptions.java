@@ -50,10 +50,7 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
             throw new IllegalArgumentException("staleness (" + staleness.toMillis()
                     + " ms) must be at least the scrape interval (" + scrapeInterval.toMillis() + " ms)");
         }
-        if (maxStaleness.compareTo(staleness) < 0) {
-            throw new IllegalArgumentException("max staleness (" + maxStaleness.toMillis()
-                    + " ms) must be at least the staleness (" + staleness.toMillis() + " ms)");
-        }
+        EndpointPool.checkStaleness(staleness, maxStaleness);
     }
 
     /** No health port of its own. */
@@ -100,10 +97,5 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
     public RouterOptions withExtProcPort(int newPort) {
         return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, newPort,
                 healthPort);
-    }
-
-    public RouterOptions withHealthPort(int newPort) {
-        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, extProcPort,
-                newPort);
     }
 }

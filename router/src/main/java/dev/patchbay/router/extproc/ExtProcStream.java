@@ -42,9 +42,6 @@ import java.util.function.Predicate;
  * {@code onError} and {@code onCompleted} one at a time, so the fields need no locking.
  */
 final class ExtProcStream implements StreamObserver<ProcessingRequest> {
-    /** Larger bodies are refused (413): the router must hold a whole body to read its model. */
-    static final int MAX_BODY_BYTES = RouteDecider.MAX_BODY_BYTES;
-
     private final StreamObserver<ProcessingResponse> out;
     private final RouteDecider decider;
     private final RouterMetrics metrics;
@@ -55,7 +52,6 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private boolean fullDuplexRequest;
     private boolean fullDuplexResponse;
     private Predicate<Endpoint> eligible = RouteDecider.ANY_ENDPOINT;
-    private boolean hinted;
     private boolean decided;
     private long arrivedNanos;
     /** The request sent on, once decided and not refused. */
@@ -79,11 +75,10 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
             fullDuplexRequest = requestBodyMode == BodySendMode.FULL_DUPLEX_STREAMED;
             fullDuplexResponse = request.getProtocolConfig().getResponseBodyMode() == BodySendMode.FULL_DUPLEX_STREAMED;
         }
-        if (!decided && !hinted) {
+        if (!decided && eligible == RouteDecider.ANY_ENDPOINT) {
             // The hint may come with any request message before the decision; the first one that has it counts.
             Optional<Set<Endpoint>> subset = PickerProtocol.subset(request.getMetadataContext());
             if (subset.isPresent()) {
-                hinted = true;
                 eligible = subset.get()::contains;
             }
         }
@@ -125,8 +120,8 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         if (decided) {
             return; // a repeated last chunk (Envoy sends one on some large bodies): the decision stands
         }
-        if (body.size() + chunk.getBody().size() > MAX_BODY_BYTES) {
-            refuse(OpenAiError.tooLarge(MAX_BODY_BYTES));
+        if (body.size() + chunk.getBody().size() > RouteDecider.MAX_BODY_BYTES) {
+            refuse(OpenAiError.tooLarge(RouteDecider.MAX_BODY_BYTES));
             return;
         }
         body = body.concat(chunk.getBody()); // a rope: chunks are not copied until the body is read

@@ -59,7 +59,7 @@ public final class EndpointPool implements AutoCloseable {
             unseen.removeIf(request -> request.sentNanos() < startedNanos);
             EndpointStatus before = status.get();
             status.set(new EndpointStatus(before.endpoint(), withUnseen(), nowNanos, false, null));
-            if (before.failing() || failingFor != null) {
+            if (failingFor != null) { // set by every failure, so also when one took the endpoint out
                 LOG.log(System.Logger.Level.INFO, before.endpoint() + " answers its metrics again");
             }
             failingFor = null;
@@ -95,7 +95,7 @@ public final class EndpointPool implements AutoCloseable {
             boolean out = reason.takesOut();
             EndpointStatus before = status.getAndUpdate(
                     s -> new EndpointStatus(s.endpoint(), s.metrics(), s.lastGoodNanos(), s.failing() || out, error));
-            if (reason != failingFor || (out && !before.failing())) {
+            if (reason != failingFor) { // a reason that takes out set failing when it was first seen
                 LOG.log(System.Logger.Level.WARNING, out
                         ? before.endpoint() + " gets no new requests (" + reason.label() + "): " + error
                         : before.endpoint() + " did not answer its metrics in time (" + reason.label() + "): " + error);
@@ -194,6 +194,14 @@ public final class EndpointPool implements AutoCloseable {
                 (endpoint, reason) -> onScrapeFailure.accept(endpoint), nanoClock);
     }
 
+    /** Refuses a max staleness below the staleness: stale data can stand in only for data older than fresh. */
+    public static void checkStaleness(Duration staleness, Duration maxStaleness) {
+        if (maxStaleness.compareTo(staleness) < 0) {
+            throw new IllegalArgumentException("max staleness (" + maxStaleness.toMillis()
+                    + " ms) must be at least the staleness (" + staleness.toMillis() + " ms)");
+        }
+    }
+
     /**
      * @param staleness    how old an endpoint's data may be for it to be ready
      * @param maxStaleness how old it may be to stand in when no endpoint's data is fresh; at least {@code staleness}
@@ -202,10 +210,7 @@ public final class EndpointPool implements AutoCloseable {
      */
     public EndpointPool(EndpointSource source, MetricsSource metricsSource, Duration interval, Duration staleness,
                         Duration maxStaleness, FailureListener onScrapeFailure, LongSupplier nanoClock) {
-        if (maxStaleness.compareTo(staleness) < 0) {
-            throw new IllegalArgumentException("max staleness (" + maxStaleness.toMillis()
-                    + " ms) must be at least the staleness (" + staleness.toMillis() + " ms)");
-        }
+        checkStaleness(staleness, maxStaleness);
         this.source = source;
         this.metricsSource = metricsSource;
         this.interval = interval;

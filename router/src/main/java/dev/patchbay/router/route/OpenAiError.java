@@ -31,7 +31,7 @@ public record OpenAiError(int status, String message, String type, String param,
 
     /** A body that ended before its declared length, or whose chunked framing is broken. */
     public static OpenAiError incompleteBody(String message) {
-        return new OpenAiError(400, message, "invalid_request_error", null, "incomplete_body");
+        return badRequest(message, null, "incomplete_body");
     }
 
     /** A path (or method) the router does not serve; OpenAI's own wording for one. */
