@@ -241,10 +241,7 @@ public final class BpeTokenizer implements Tokenizer {
     private static void readPostProcessor(JsonNode post, Builder b) throws IOException {
         b.prefixIds = new int[0];
         b.suffixIds = new int[0];
-        List<JsonNode> steps = new ArrayList<>();
-        if (post.path("type").asText("").equals("Sequence")) post.path("processors").forEach(steps::add);
-        else steps.add(post);
-        for (JsonNode p : steps) {
+        for (JsonNode p : steps(post, "processors")) {
             if (!p.path("type").asText("").equals("TemplateProcessing")) continue;
             List<Integer> before = new ArrayList<>(), after = new ArrayList<>();
             boolean seenSequence = false;
@@ -264,22 +261,31 @@ public final class BpeTokenizer implements Tokenizer {
         }
     }
 
+    /** The steps of a post-processor or decoder: those {@code field} lists for a Sequence, else the one step itself. */
+    private static List<JsonNode> steps(JsonNode node, String field) {
+        List<JsonNode> steps = new ArrayList<>();
+        if (node.path("type").asText("").equals("Sequence")) node.path(field).forEach(steps::add);
+        else steps.add(node);
+        return steps;
+    }
+
+    /** A Metaspace step's prepend_scheme ("always", "first" or "never"), from the older add_prefix_space if absent. */
+    private static String prependScheme(JsonNode metaspace) {
+        return metaspace.hasNonNull("prepend_scheme") ? metaspace.get("prepend_scheme").asText()
+                : metaspace.path("add_prefix_space").asBoolean(true) ? "always" : "never";
+    }
+
     /** How many leading spaces the decoder removes from a whole decoded sequence. */
     private static int decoderStrip(JsonNode decoder) {
-        List<JsonNode> steps = new ArrayList<>();
-        if (decoder.path("type").asText("").equals("Sequence")) decoder.path("decoders").forEach(steps::add);
-        else steps.add(decoder);
         int strip = 0;
-        for (JsonNode d : steps) {
+        for (JsonNode d : steps(decoder, "decoders")) {
             switch (d.path("type").asText("")) {
                 // after Fuse the sequence is one string, so Strip's start applies to the text's start only
                 case "Strip" -> {
                     if (d.path("content").asText("").equals(" ")) strip = d.path("start").asInt(0);
                 }
                 case "Metaspace" -> {
-                    String scheme = d.hasNonNull("prepend_scheme") ? d.get("prepend_scheme").asText()
-                            : d.path("add_prefix_space").asBoolean(true) ? "always" : "never";
-                    if (!scheme.equals("never")) strip = 1;
+                    if (!prependScheme(d).equals("never")) strip = 1;
                 }
                 default -> { }
             }
@@ -369,8 +375,7 @@ public final class BpeTokenizer implements Tokenizer {
             }
             case "Metaspace" -> {
                 String replacement = pre.path("replacement").asText("\u2581");
-                String scheme = pre.hasNonNull("prepend_scheme") ? pre.get("prepend_scheme").asText()
-                        : pre.path("add_prefix_space").asBoolean(true) ? "always" : "never";
+                String scheme = prependScheme(pre);
                 boolean cut = pre.path("split").asBoolean(true);
                 out.add((piece, atTextStart) -> {
                     String s = piece.replace(" ", replacement);

@@ -534,16 +534,10 @@ final class Jinja {
                     return new FilterBlock(filter, args, body);
                 }
                 case "raw" -> { // the lexer made its body one text token
-                    endOfTag();
-                    List<Node> body = parseBody(List.of("endraw"));
-                    closeTag("endraw");
-                    return new If(new Literal(true), body, List.of());
+                    return plainBlock("endraw");
                 }
                 case "generation" -> { // transformers' assistant-mask marker: renders its body
-                    endOfTag();
-                    List<Node> body = parseBody(List.of("endgeneration"));
-                    closeTag("endgeneration");
-                    return new If(new Literal(true), body, List.of());
+                    return plainBlock("endgeneration");
                 }
                 case "break" -> {
                     endOfTag();
@@ -558,6 +552,14 @@ final class Jinja {
                     throw error("unknown tag");
                 }
             }
+        }
+
+        /** A block tag without arguments whose body renders as it is, up to {@code {% end %}}. */
+        private Node plainBlock(String end) {
+            endOfTag();
+            List<Node> body = parseBody(List.of(end));
+            closeTag(end);
+            return new If(new Literal(true), body, List.of());
         }
 
         private Node ifRest() {
@@ -1089,16 +1091,8 @@ final class Jinja {
         return switch (expr) {
             case Literal l -> l.value();
             case Name n -> scope.get(n.name());
-            case ListExpr l -> {
-                List<Object> out = new ArrayList<>();
-                for (Expr e : l.items()) out.add(eval(e, scope));
-                yield out;
-            }
-            case TupleExpr t -> {
-                List<Object> out = new ArrayList<>();
-                for (Expr e : t.items()) out.add(eval(e, scope));
-                yield out;
-            }
+            case ListExpr l -> evalAll(l.items(), scope);
+            case TupleExpr t -> evalAll(t.items(), scope);
             case DictExpr d -> {
                 Map<String, Object> out = new LinkedHashMap<>();
                 for (int i = 0; i < d.keys().size(); i++) out.put(str(eval(d.keys().get(i), scope)), eval(d.values().get(i), scope));
@@ -1119,9 +1113,7 @@ final class Jinja {
             }
             case Test t -> {
                 Object operand = eval(t.operand(), scope);
-                List<Object> args = new ArrayList<>();
-                for (Expr e : t.args()) args.add(eval(e, scope));
-                yield test(t.name(), operand, args) != t.negated();
+                yield test(t.name(), operand, evalAll(t.args(), scope)) != t.negated();
             }
             case Unary u -> {
                 Object v = eval(u.operand(), scope);
@@ -1134,6 +1126,13 @@ final class Jinja {
             case Binary b -> binary(b, scope);
             case Ternary t -> truthy(eval(t.test(), scope)) ? eval(t.then(), scope) : eval(t.otherwise(), scope);
         };
+    }
+
+    /** The values of {@code exprs}, in order, as a list (and a tuple) evaluates to. */
+    private List<Object> evalAll(List<Expr> exprs, Scope scope) {
+        List<Object> out = new ArrayList<>();
+        for (Expr e : exprs) out.add(eval(e, scope));
+        return out;
     }
 
     private Object call(Call c, Scope scope) {
@@ -1408,10 +1407,8 @@ final class Jinja {
 
     /** What a for loop goes over: a list's items, a dict's keys, a string's characters. */
     static List<Object> iterate(Object v) {
-        if (v == UNDEFINED || v == null) {
-            if (v == null) throw new IllegalArgumentException("'NoneType' object is not iterable");
-            return List.of();
-        }
+        if (v == null) throw new IllegalArgumentException("'NoneType' object is not iterable");
+        if (v == UNDEFINED) return List.of();
         if (v instanceof List<?> l) return new ArrayList<>(l);
         if (v instanceof Map<?, ?> m) return new ArrayList<>(m.keySet());
         if (v instanceof String s) {
@@ -1495,8 +1492,7 @@ final class Jinja {
             case "true" -> Boolean.TRUE.equals(v);
             case "false" -> Boolean.FALSE.equals(v);
             case "mapping" -> v instanceof Map<?, ?>;
-            case "sequence" -> v instanceof List<?> || v instanceof String || v instanceof Map<?, ?>;
-            case "iterable" -> v instanceof List<?> || v instanceof String || v instanceof Map<?, ?>;
+            case "sequence", "iterable" -> v instanceof List<?> || v instanceof String || v instanceof Map<?, ?>;
             case "callable" -> v instanceof Callable;
             case "odd" -> toLong(v) % 2 != 0;
             case "even" -> toLong(v) % 2 == 0;
@@ -1520,7 +1516,7 @@ final class Jinja {
     private Object filter(String name, Object v, List<Object> args, Map<String, Object> kwargs, Scope scope) {
         Function<Integer, Object> arg = i -> i < args.size() ? args.get(i) : null;
         return switch (name) {
-            case "trim" -> args.isEmpty() ? Methods.strip(str(v), null, true, true) : Methods.strip(str(v), str(args.get(0)), true, true);
+            case "trim" -> Methods.strip(str(v), args.isEmpty() ? null : str(args.get(0)), true, true);
             case "upper" -> str(v).toUpperCase(Locale.ROOT);
             case "lower" -> str(v).toLowerCase(Locale.ROOT);
             case "title" -> Methods.title(str(v));
@@ -1640,7 +1636,7 @@ final class Jinja {
             }
             case "replace" -> {
                 String s = str(v), from = str(args.get(0)), to = str(args.get(1));
-                yield args.size() > 2 ? Methods.replace(s, from, to, toLong(args.get(2))) : Methods.replace(s, from, to, -1);
+                yield Methods.replace(s, from, to, args.size() > 2 ? toLong(args.get(2)) : -1);
             }
             case "indent" -> {
                 Object w = args.isEmpty() ? kwargs.getOrDefault("width", 4L) : args.get(0);

@@ -94,13 +94,7 @@ public final class LlamaModel implements Model {
         if (!Files.isRegularFile(tokenizerFile)) throw new IOException(dir + ": no tokenizer.json");
         Path tokenizerConfigFile = dir.resolve("tokenizer_config.json");
         JsonNode tc = null;
-        if (Files.isRegularFile(tokenizerConfigFile)) {
-            try {
-                tc = new ObjectMapper().readTree(tokenizerConfigFile.toFile());
-            } catch (IOException e) {
-                throw new IOException(tokenizerConfigFile + ": not valid JSON: " + ModelConfig.jsonProblem(e), e);
-            }
-        }
+        if (Files.isRegularFile(tokenizerConfigFile)) tc = ModelConfig.readTree(tokenizerConfigFile);
         String bos = tc == null ? null : tokenText(tc.get("bos_token"));
         String eos = tc == null ? null : tokenText(tc.get("eos_token"));
         Boolean addBos = tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;

@@ -1,8 +1,8 @@
 package dev.patchbay.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.engine.format.Safetensors;
+import dev.patchbay.engine.model.ModelConfig;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -38,12 +38,7 @@ public final class TensorFiles {
         Path index = dir.resolve(INDEX_FILE);
         Map<String, Safetensors> byTensor = new LinkedHashMap<>();
         if (Files.isRegularFile(index)) {
-            JsonNode map;
-            try {
-                map = new ObjectMapper().readTree(index.toFile()).path("weight_map");
-            } catch (IOException e) {
-                throw new IOException(index + ": not valid JSON: " + dev.patchbay.engine.model.ModelConfig.jsonProblem(e), e);
-            }
+            JsonNode map = ModelConfig.readTree(index).path("weight_map");
             if (!map.isObject() || map.isEmpty()) throw new IOException(index + ": has no 'weight_map' object");
             Map<String, Safetensors> shards = new LinkedHashMap<>();
             for (String shard : new TreeSet<>(iterable(map))) {

@@ -54,7 +54,8 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--enable-prefix-caching", description = "Reuse KV blocks of identical prompt prefixes.")
     boolean enablePrefixCaching;
     @Option(names = "--num-gpu-blocks-override", description = "KV cache blocks; wins over the memory flags"
-            + " (default: sized from memory for a model directory, 8192 for the simulated model).")
+            + " (default: sized from memory for a model directory, " + PatchbayServer.SIMULATED_KV_BLOCKS
+            + " for the simulated model).")
     Integer numGpuBlocks;
     @Option(names = "--gpu-memory-utilization", description = "Share of the JVM's max heap (-Xmx) for the model's weights,"
             + " one step's activations and the KV cache, which gets what is left (default: ${DEFAULT-VALUE}).")

@@ -36,7 +36,10 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         return fromJson(readTree(configJson), configJson.toString());
     }
 
-    /** config.json parsed, for readers of fields beyond these (the real executor's sliding window). */
+    /**
+     * A JSON file of the model directory parsed: config.json, for readers of fields beyond these (the real executor's
+     * sliding window), or another such file; an IOException names the file and the parser's complaint.
+     */
     public static JsonNode readTree(Path configJson) throws IOException {
         try {
             return new ObjectMapper().readTree(configJson.toFile());

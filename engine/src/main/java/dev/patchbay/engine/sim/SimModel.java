@@ -63,7 +63,7 @@ public final class SimModel implements Model {
     public String tokenString(int tokenId) {
         if (tokenId == SimTokenizer.EOS) return EOS_TEXT;
         if (tokenId >= 0x80 && tokenId < 0x100) return String.format("<0x%02X>", tokenId);
-        return new String(tokenizer.tokenBytes(tokenId), java.nio.charset.StandardCharsets.UTF_8);
+        return Model.super.tokenString(tokenId);
     }
 
     @Override
