@@ -1,5 +1,6 @@
 package dev.patchbay.metrics;
 
+import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -11,20 +12,30 @@ import java.util.function.Predicate;
  * {@code name[]=vllm:lora_requests_info} select the counter {@code vllm:lora_requests} as well: vLLM names
  * gauges {@code *_info}, so Patchbay matches names itself.
  */
-record NameFilter(Set<String> names) implements Predicate<String> {
+record NameFilter(Set<String> families) implements Predicate<String> {
 
     private static final String[] SUFFIXES = {"_total", "_bucket", "_count", "_sum", "_created"};
 
     static Predicate<String> of(Set<String> names) {
-        return names == null || names.isEmpty() ? name -> true : new NameFilter(Set.copyOf(names));
+        return names == null || names.isEmpty() ? name -> true : new NameFilter(familiesAskedFor(names));
+    }
+
+    /**
+     * Every family name a request for {@code names} selects: each name itself and, for a sample name, its family's.
+     * Worked out once, so a page's filter costs one lookup per family instead of a string per suffix.
+     */
+    private static Set<String> familiesAskedFor(Set<String> names) {
+        Set<String> families = new HashSet<>(names);
+        for (String name : names) {
+            for (String suffix : SUFFIXES) {
+                if (name.endsWith(suffix)) families.add(name.substring(0, name.length() - suffix.length()));
+            }
+        }
+        return Set.copyOf(families);
     }
 
     @Override
     public boolean test(String family) {
-        if (names.contains(family)) return true;
-        for (String suffix : SUFFIXES) {
-            if (names.contains(family + suffix)) return true;
-        }
-        return false;
+        return families.contains(family);
     }
 }
