@@ -17,6 +17,7 @@ import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pick.ProfileSettings;
+import dev.patchbay.router.pick.SlotWaitQueue;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
@@ -132,6 +133,8 @@ public final class FleetSimulator implements AutoCloseable {
         private final int[][] prompts = new int[settings.maxModelLen()][];
         /** The router's own pool: last scrapes, its requests in flight, the prompt tally, on the virtual clock. */
         final EndpointPool pool;
+        /** Where requests wait for a slot when the profile holds them, as the real router's {@code RouteDecider}. */
+        private final SlotWaitQueue slotWait;
         private long lastEndNanos;
         private final int[] sentTo;
 
@@ -150,6 +153,11 @@ public final class FleetSimulator implements AutoCloseable {
             List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
             pool = new EndpointPool(EndpointSource.of(endpoints), source, Duration.ofNanos(settings.scrapeNanos()),
                     STALENESS, this::scrapeFailed, clock::nanos);
+            slotWait = picker.slotWaitNanos() > 0 ? new SlotWaitQueue(picker.slotWaitNanos(), clock::nanos) : null;
+            if (slotWait != null) {
+                pool.countRequestsUntilShown();
+                pool.afterEachRound(slotWait::releaseReady);
+            }
         }
 
         /** A replica's page always renders and parses; if one did not, the run's numbers would mean nothing. */
@@ -174,8 +182,9 @@ public final class FleetSimulator implements AutoCloseable {
                     replicaEvent = Math.min(replicaEvent, r.nextEventNanos(now));
                     busy |= r.pending != null || r.core.hasRequests();
                 }
-                if (arrival == Long.MAX_VALUE && !busy) break;
-                if (arrival == Long.MAX_VALUE && replicaEvent == Long.MAX_VALUE) break; // nothing can move: stalled
+                boolean waiting = slotWait != null && slotWait.size() > 0; // released at a coming scrape
+                if (arrival == Long.MAX_VALUE && !busy && !waiting) break;
+                if (arrival == Long.MAX_VALUE && replicaEvent == Long.MAX_VALUE && !waiting) break; // stalled
                 long t = Math.min(Math.min(arrival, replicaEvent), nextScrape);
                 if (t > stopAt) break;
                 clock.advanceTo(Math.max(t, now));
@@ -227,10 +236,32 @@ public final class FleetSimulator implements AutoCloseable {
             pool.scrapeNow();
         }
 
-        /** As the real router routes: pick among the pool's ready endpoints, then record the send with the pool. */
+        /**
+         * As the real router routes: pick among the pool's ready endpoints, then record the send with the pool; or,
+         * when the profile holds requests for slots and no endpoint has one for this adapter, wait for a scrape round
+         * whose pick finds one.
+         */
         private void route(int i) {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
-            PickResult pick = picker.pick(PickRequest.adapter(adapter), pool.readyStates());
+            PickRequest request = PickRequest.adapter(adapter);
+            PickResult pick = picker.pick(request, pool.readyStates());
+            if (slotWait != null && slotWait.hold(request, pick, new SlotWaitQueue.Waiter() {
+                @Override
+                public PickResult repick() {
+                    return picker.pick(request, pool.readyStates());
+                }
+
+                @Override
+                public void release(PickResult released) {
+                    send(i, adapter, released);
+                }
+            })) {
+                return;
+            }
+            send(i, adapter, pick);
+        }
+
+        private void send(int i, String adapter, PickResult pick) {
             if (pick.outcome() != PickResult.Outcome.PICKED) {
                 ledger.refused(i);
                 return;

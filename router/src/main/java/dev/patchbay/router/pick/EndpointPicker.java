@@ -14,6 +14,7 @@ public final class EndpointPicker {
     private final Picker picker;
     private final SaturationDetector saturation;
     private final boolean countsOwnPicks;
+    private final long slotWaitNanos;
 
     /**
      * @param countsOwnPicks true when the caller should add each pick to the endpoint's state until the next scrape
@@ -22,6 +23,19 @@ public final class EndpointPicker {
      */
     public EndpointPicker(String name, List<Filter> filters, List<WeightedScorer> scorers, Picker picker,
                           SaturationDetector saturation, boolean countsOwnPicks) {
+        this(name, filters, scorers, picker, saturation, countsOwnPicks, 0);
+    }
+
+    /**
+     * @param slotWaitNanos how long an adapter request may wait in the router while no endpoint has a slot for its
+     *                      adapter ({@link SlotWaitQueue}); 0: it never waits
+     */
+    public EndpointPicker(String name, List<Filter> filters, List<WeightedScorer> scorers, Picker picker,
+                          SaturationDetector saturation, boolean countsOwnPicks, long slotWaitNanos) {
+        if (slotWaitNanos < 0) {
+            throw new IllegalArgumentException("the wait for a slot must be >= 0, got " + slotWaitNanos + " ns");
+        }
+        this.slotWaitNanos = slotWaitNanos;
         this.name = name;
         this.countsOwnPicks = countsOwnPicks;
         this.filters = List.copyOf(filters);
@@ -36,6 +50,11 @@ public final class EndpointPicker {
 
     public boolean countsOwnPicks() {
         return countsOwnPicks;
+    }
+
+    /** How long an adapter request may wait in the router for a slot; 0 when it never waits. */
+    public long slotWaitNanos() {
+        return slotWaitNanos;
     }
 
     public List<WeightedScorer> scorers() {

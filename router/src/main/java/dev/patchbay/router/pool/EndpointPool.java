@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,8 +45,10 @@ public final class EndpointPool implements AutoCloseable {
         final AtomicLong promptTokensInFlight = new AtomicLong();
         /** The last good scrape as read, before the router's own requests are added to it. */
         private EndpointMetrics scraped;
-        /** The router's requests that no scrape begun after their send has shown yet, oldest first. */
+        /** The router's requests that no scrape has shown yet, oldest first. */
         private final List<RequestInFlight> unseen = new ArrayList<>();
+        /** The router's adapter requests here that have not ended, by adapter. */
+        private final Map<String, Integer> inFlightByAdapter = new HashMap<>();
         /** Why scrapes have failed since the last good one (the latest reason), or null: logged when it changes. */
         private ScrapeFailure failingFor;
 
@@ -53,10 +56,20 @@ public final class EndpointPool implements AutoCloseable {
             status = new AtomicReference<>(new EndpointStatus(endpoint, null, 0, false, null));
         }
 
-        /** A good scrape that began at {@code startedNanos}: it shows every request sent before then. */
-        synchronized void scraped(EndpointMetrics metrics, long startedNanos, long nowNanos) {
+        /**
+         * A good scrape that began at {@code startedNanos}: it shows no request sent after then. With
+         * {@code untilShown} and a page that counts each adapter's requests, it is not taken to show every request sent
+         * before then either: a server updates its page once per engine step, so a request it got just before the
+         * scrape may not be on it yet, and as many of the router's requests for an adapter stay counted as the page
+         * shows fewer than the router has there (the newest, as the server counts the older first).
+         */
+        synchronized void scraped(EndpointMetrics metrics, long startedNanos, long nowNanos, boolean untilShown) {
             scraped = metrics;
-            unseen.removeIf(request -> request.sentNanos() < startedNanos);
+            if (untilShown && metrics.hasResidencyFamilies()) {
+                forgetShown(metrics, startedNanos);
+            } else {
+                unseen.removeIf(request -> request.sentNanos() < startedNanos);
+            }
             EndpointStatus before = status.get();
             status.set(new EndpointStatus(before.endpoint(), withUnseen(), nowNanos, false, null));
             if (failingFor != null) { // set by every failure, so also when one took the endpoint out
@@ -67,6 +80,9 @@ public final class EndpointPool implements AutoCloseable {
 
         synchronized void add(RequestInFlight request) {
             unseen.add(request);
+            if (request.adapter() != null) {
+                inFlightByAdapter.merge(request.adapter(), 1, Integer::sum);
+            }
             EndpointStatus s = status.get();
             if (s.metrics() != null) {
                 status.set(new EndpointStatus(s.endpoint(), s.metrics().withRequestSent(request.adapter()),
@@ -77,6 +93,9 @@ public final class EndpointPool implements AutoCloseable {
         synchronized void advance(RequestInFlight request, RequestInFlight.Phase next) {
             if (!request.moveTo(next)) {
                 return;
+            }
+            if (next == RequestInFlight.Phase.DONE && request.adapter() != null) {
+                inFlightByAdapter.computeIfPresent(request.adapter(), (adapter, n) -> n > 1 ? n - 1 : null);
             }
             boolean counted = next == RequestInFlight.Phase.DONE ? unseen.remove(request) : unseen.contains(request);
             EndpointStatus s = status.get();
@@ -101,6 +120,32 @@ public final class EndpointPool implements AutoCloseable {
                         : before.endpoint() + " did not answer its metrics in time (" + reason.label() + "): " + error);
             }
             failingFor = reason;
+        }
+
+        /** Drops from {@link #unseen} the requests that {@code metrics}' per-adapter counts show. */
+        private void forgetShown(EndpointMetrics metrics, long startedNanos) {
+            // Per adapter: the router's requests in flight here, less those sent after the scrape began (no page can
+            // show them), less the page's count, is how many of those sent before it the page does not show.
+            Map<String, Integer> notShown = new HashMap<>(inFlightByAdapter);
+            for (RequestInFlight request : unseen) {
+                if (request.adapter() != null && request.sentNanos() >= startedNanos) {
+                    notShown.merge(request.adapter(), -1, Integer::sum);
+                }
+            }
+            notShown.replaceAll((adapter, n) -> n - metrics.adapterRunning().getOrDefault(adapter, 0)
+                    - metrics.adapterWaiting().getOrDefault(adapter, 0));
+            for (int i = unseen.size() - 1; i >= 0; i--) { // newest first
+                RequestInFlight request = unseen.get(i);
+                if (request.sentNanos() >= startedNanos) {
+                    continue;
+                }
+                int missing = request.adapter() == null ? 0 : notShown.getOrDefault(request.adapter(), 0);
+                if (missing > 0) {
+                    notShown.put(request.adapter(), missing - 1);
+                } else {
+                    unseen.remove(i);
+                }
+            }
         }
 
         /** The last scrape with every request it cannot show yet, each as it stands now. */
@@ -180,6 +225,8 @@ public final class EndpointPool implements AutoCloseable {
     private volatile boolean listRead;
     private Thread ticker;
     private String lastSourceError;
+    private final List<Runnable> afterRound = new CopyOnWriteArrayList<>();
+    private volatile boolean countUntilShown;
 
     /** Pages fetched with {@code fetcher}; max staleness {@link #defaultMaxStaleness}. */
     public EndpointPool(EndpointSource source, Fetcher fetcher, Duration interval, Duration staleness,
@@ -248,8 +295,31 @@ public final class EndpointPool implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code listener} after each scrape round: in {@link #tick} before it starts the next round's scrapes (the
+     * last round's have ended by then unless an endpoint is slow), in {@link #scrapeNow} once the round is done.
+     */
+    public void afterEachRound(Runnable listener) {
+        afterRound.add(listener);
+    }
+
+    /**
+     * From now on, a request the router sent counts in its endpoint's metrics until the page's own per-adapter
+     * counts show it, not only until a scrape begun after the send ({@link Slot#scraped}): the exact view that
+     * holding requests for slots needs, since a slot a page one engine step old still shows free may be taken.
+     */
+    public void countRequestsUntilShown() {
+        countUntilShown = true;
+    }
+
+    /** The clock this pool reads ages and send times on. */
+    public LongSupplier nanoClock() {
+        return nanoClock;
+    }
+
     /** One round: refresh the endpoint list, then start a scrape of every idle endpoint. */
     public void tick() {
+        afterRound.forEach(Runnable::run);
         refreshEndpoints();
         for (Slot slot : slots.values()) {
             if (slot.scraping.compareAndSet(false, true)) {
@@ -276,6 +346,7 @@ public final class EndpointPool implements AutoCloseable {
                 scrape(slot);
             }
         }
+        afterRound.forEach(Runnable::run);
     }
 
     private void refreshEndpoints() {
@@ -313,7 +384,7 @@ public final class EndpointPool implements AutoCloseable {
         try {
             // (a source that built them in another table is re-keyed; one that used the pool's costs nothing here)
             EndpointMetrics metrics = metricsSource.read(endpoint, adapterIds).inTable(adapterIds);
-            slot.scraped(metrics, started, nanoClock.getAsLong());
+            slot.scraped(metrics, started, nanoClock.getAsLong(), countUntilShown);
         } catch (IOException | MalformedPageException | UnusablePageException | RuntimeException e) {
             ScrapeFailure reason = ScrapeFailure.of(e);
             slot.fail(reason, switch (e) {

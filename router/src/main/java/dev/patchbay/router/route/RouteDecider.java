@@ -15,7 +15,13 @@ import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.RequestInFlight;
 
+import dev.patchbay.router.pick.SlotWaitQueue;
+
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
@@ -24,6 +30,11 @@ import java.util.function.Predicate;
 /**
  * Everything between a request's bytes and the ranked endpoints, independent of how the request
  * arrived: the HTTP proxy and an Envoy external processor both call {@link #decide}.
+ *
+ * <p>With a profile whose adapter requests wait for slots ({@link EndpointPicker#slotWaitNanos}), a request whose
+ * best endpoint has no slot for its adapter waits in {@link #decide} (on the caller's thread: both faces run a
+ * request on a virtual thread) until a pick after some scrape round finds it one, or for the profile's longest
+ * wait ({@link SlotWaitQueue}).
  *
  * <p>A request is sheddable when it carries {@code x-patchbay-sheddable: true}, or an
  * {@code x-gateway-inference-objective} whose configured priority is negative (the gateway's
@@ -43,10 +54,17 @@ public final class RouteDecider {
     private final ModelRewriter rewriter;
     private final ModelCatalog catalog;
     private final Map<String, Integer> objectives;
+    /** Where adapter requests wait for a slot; null when the profile does not hold them. */
+    private final SlotWaitQueue slotWait;
 
     public RouteDecider(EndpointPool pool, EndpointPicker picker, RouterConfig config, ModelRewriter rewriter) {
         this.pool = pool;
         this.picker = picker;
+        this.slotWait = picker.slotWaitNanos() > 0 ? new SlotWaitQueue(picker.slotWaitNanos(), pool.nanoClock()) : null;
+        if (slotWait != null) {
+            pool.countRequestsUntilShown();
+            pool.afterEachRound(slotWait::releaseReady);
+        }
         this.rewriter = rewriter;
         this.catalog = new ModelCatalog(config, rewriter);
         this.objectives = config.objectives();
@@ -107,6 +125,13 @@ public final class RouteDecider {
      * ({@link RequestInFlight}). The caller reports the answer's first byte and its end on the handle.
      */
     public RequestInFlight sent(RouteDecision decision, EndpointState target) {
+        if (decision.reserved() != null) {
+            RequestInFlight reserved = decision.reserved().take(target.endpoint());
+            if (reserved != null) {
+                return reserved;
+            }
+            decision.reserved().dropIfUntaken(); // it goes elsewhere first: the recorded send never happens
+        }
         PickRequest request = decision.request();
         String adapter = request == null || request.baseModel() ? null : request.model();
         return pool.sent(target.endpoint(), adapter, decision.promptTokens(),
@@ -139,12 +164,85 @@ public final class RouteDecider {
                                Predicate<Endpoint> eligible) {
         EndpointPool.Candidates candidates = pool.candidates(eligible);
         PickResult result = picker.pick(request, candidates.states());
+        if (slotWait != null) {
+            SlotWaiter waiter = new SlotWaiter(request, body, rewritten, promptTokens, eligible);
+            if (slotWait.hold(request, result, waiter)) {
+                return waiter.await();
+            }
+        }
+        return decision(result, request, body, rewritten, promptTokens, candidates.stale());
+    }
+
+    private static RouteDecision decision(PickResult result, PickRequest request, byte[] body, boolean rewritten,
+                                          long promptTokens, boolean stale) {
         return switch (result.outcome()) {
             case NO_ENDPOINT -> RouteDecision.refuse(OpenAiError.noEndpoint("no model server is ready"), request);
             case SHED -> RouteDecision.refuse(OpenAiError.shed(), request);
-            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked(), promptTokens,
-                    candidates.stale());
+            case PICKED -> new RouteDecision(null, request, body, rewritten, result.ranked(), promptTokens, stale);
         };
+    }
+
+    /** Requests waiting for a slot now: the router's own gauge. */
+    public int waitingForSlot() {
+        return slotWait == null ? 0 : slotWait.size();
+    }
+
+    /** One request waiting in {@link #slotWait}, on the thread that called {@link #decide}. */
+    private final class SlotWaiter implements SlotWaitQueue.Waiter {
+        /** How long past its longest wait a request waits for a release that a stuck scrape round withholds. */
+        private static final long RELEASE_GRACE_NANOS = 1_000_000_000L;
+        private final PickRequest request;
+        private final byte[] body;
+        private final boolean rewritten;
+        private final long promptTokens;
+        private final Predicate<Endpoint> eligible;
+        private final CompletableFuture<RouteDecision> released = new CompletableFuture<>();
+        private boolean stale; // the last repick's; read and written under the queue's lock
+
+        SlotWaiter(PickRequest request, byte[] body, boolean rewritten, long promptTokens, Predicate<Endpoint> eligible) {
+            this.request = request;
+            this.body = body;
+            this.rewritten = rewritten;
+            this.promptTokens = promptTokens;
+            this.eligible = eligible;
+        }
+
+        @Override
+        public PickResult repick() {
+            EndpointPool.Candidates candidates = pool.candidates(eligible);
+            stale = candidates.stale();
+            return picker.pick(request, candidates.states());
+        }
+
+        @Override
+        public void release(PickResult pick) {
+            RouteDecision d = decision(pick, request, body, rewritten, promptTokens, stale);
+            if (!d.refused()) {
+                EndpointState first = d.ranked().getFirst();
+                d = d.withReserved(new ReservedSend(first.endpoint(), sent(d, first)));
+            }
+            released.complete(d);
+        }
+
+        RouteDecision await() {
+            try {
+                return released.get(slotWait.maxWaitNanos() + RELEASE_GRACE_NANOS, TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                // No round has run for longer than the wait: the pool's ticker is stuck or stopped. Go out now.
+                if (slotWait.remove(this)) {
+                    release(repick());
+                }
+                return released.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                if (slotWait.remove(this)) {
+                    return RouteDecision.refuse(OpenAiError.noEndpoint("the router is stopping"), request);
+                }
+                return released.join(); // released meanwhile: its send is recorded, and the face ends it
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("a release never fails", e.getCause());
+            }
+        }
     }
 
     private boolean isSheddable(Function<String, Optional<String>> header) {

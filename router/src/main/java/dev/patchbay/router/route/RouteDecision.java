@@ -17,15 +17,26 @@ import java.util.List;
  * @param promptTokens the prompt's estimated size ({@link PromptSize}); 0 without a body
  * @param staleData true when no endpoint had fresh data and the pick was made on older data
  *                  ({@link dev.patchbay.router.pool.EndpointPool#candidates})
+ * @param reserved  for a request that waited in the router for a slot, its send to the first of {@code ranked},
+ *                  recorded when it was released ({@link RouteDecider#sent} hands it out); else null
  */
 public record RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten,
-                            List<EndpointState> ranked, long promptTokens, boolean staleData) {
+                            List<EndpointState> ranked, long promptTokens, boolean staleData, ReservedSend reserved) {
     public RouteDecision {
         ranked = List.copyOf(ranked);
     }
 
+    RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten, List<EndpointState> ranked,
+                  long promptTokens, boolean staleData) {
+        this(error, request, body, rewritten, ranked, promptTokens, staleData, null);
+    }
+
     static RouteDecision refuse(OpenAiError error, PickRequest request) {
         return new RouteDecision(error, request, null, false, List.of(), 0, false);
+    }
+
+    RouteDecision withReserved(ReservedSend send) {
+        return new RouteDecision(error, request, body, rewritten, ranked, promptTokens, staleData, send);
     }
 
     public boolean refused() {

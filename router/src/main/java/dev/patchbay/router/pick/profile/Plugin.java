@@ -52,4 +52,15 @@ public sealed interface Plugin {
             return "pick counter";
         }
     }
+
+    /**
+     * Marks a profile whose adapter requests wait in the router, up to {@code maxWaitNanos}, while no endpoint has a
+     * slot for their adapter ({@link dev.patchbay.router.pick.SlotWaitQueue}); in the gateway's terms, flow control.
+     */
+    record SlotWait(String type, long maxWaitNanos) implements Plugin {
+        @Override
+        public String kind() {
+            return "slot wait";
+        }
+    }
 }

@@ -17,6 +17,7 @@ import dev.patchbay.router.pick.RoundRobinPicker;
 import dev.patchbay.router.pick.Scorer;
 import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
 import dev.patchbay.router.pick.profile.Plugin.OwnPicksCounter;
+import dev.patchbay.router.pick.profile.Plugin.SlotWait;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
 
@@ -45,6 +46,9 @@ public final class PluginTypes {
     public static final String MAX_SCORE_PICKER = MaxScorePicker.NAME + "-picker";
     public static final String ROUND_ROBIN_PICKER = RoundRobinPicker.NAME + "-picker";
     public static final String OWN_PICKS_COUNTER = "own-picks-counter";
+    public static final String SLOT_WAIT = "slot-wait";
+    /** How long a request waits for a slot unless the profile says: see {@link dev.patchbay.router.pick.SlotWaitQueue}. */
+    public static final Duration DEFAULT_SLOT_WAIT = Duration.ofSeconds(1);
 
     private static final Map<String, PluginType> TYPES = index(List.of(
             new PluginType(QUEUE_SCORER, List.of("minSpread", "slotTurnover"), p -> {
@@ -110,7 +114,9 @@ public final class PluginTypes {
                     p -> new PickerPlugin(MAX_SCORE_PICKER, c -> new MaxScorePicker(c.random()))),
             new PluginType(ROUND_ROBIN_PICKER, List.of(),
                     p -> new PickerPlugin(ROUND_ROBIN_PICKER, c -> new RoundRobinPicker())),
-            new PluginType(OWN_PICKS_COUNTER, List.of(), p -> new OwnPicksCounter(OWN_PICKS_COUNTER))));
+            new PluginType(OWN_PICKS_COUNTER, List.of(), p -> new OwnPicksCounter(OWN_PICKS_COUNTER)),
+            new PluginType(SLOT_WAIT, List.of("maxWait"), p -> new SlotWait(SLOT_WAIT,
+                    p.duration("maxWait", DEFAULT_SLOT_WAIT, Duration.ofMillis(1)).toNanos()))));
 
     private PluginTypes() {
     }

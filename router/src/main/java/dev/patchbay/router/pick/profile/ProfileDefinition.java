@@ -17,11 +17,12 @@ import java.util.random.RandomGenerator;
 
 /**
  * One scheduling profile of a profile file, resolved: its filters and weighted scorers in the file's order, its
- * picker, and whether the router counts its picks. {@link #create} makes a new {@link EndpointPicker} each time,
+ * picker, whether the router counts its picks, and how long an adapter request may wait in the router for a slot
+ * (0: it never waits). {@link #create} makes a new {@link EndpointPicker} each time,
  * with fresh plugin state.
  */
 public record ProfileDefinition(String name, List<FilterPlugin> filters, List<Weighted> scorers, PickerPlugin picker,
-                                boolean countsOwnPicks) {
+                                boolean countsOwnPicks, long slotWaitNanos) {
     /** A scorer of the profile and its weight (>= 0; 0 leaves it out unless an override gives it one). */
     public record Weighted(String pluginName, ScorerPlugin plugin, double weight) {
     }
@@ -75,6 +76,6 @@ public record ProfileDefinition(String name, List<FilterPlugin> filters, List<We
             builtFilters.add(filter.build().apply(context));
         }
         return new EndpointPicker(name, builtFilters, built, picker.build().apply(context), settings.saturation(),
-                countsOwnPicks);
+                countsOwnPicks, slotWaitNanos);
     }
 }

@@ -12,6 +12,7 @@ import dev.patchbay.router.pick.profile.EndpointPickerConfig.PluginSpec;
 import dev.patchbay.router.pick.profile.EndpointPickerConfig.SchedulingProfile;
 import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
 import dev.patchbay.router.pick.profile.Plugin.OwnPicksCounter;
+import dev.patchbay.router.pick.profile.Plugin.SlotWait;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
 
@@ -181,6 +182,7 @@ public final class ProfileFile {
             PickerPlugin picker = null;
             String pickerName = null;
             boolean countsOwnPicks = false;
+            long slotWaitNanos = 0;
             Set<String> seen = new HashSet<>();
             for (int i = 0; i < profile.plugins().size(); i++) {
                 PluginRef ref = profile.plugins().get(i);
@@ -210,10 +212,11 @@ public final class ProfileFile {
                         pickerName = name;
                     }
                     case OwnPicksCounter c -> countsOwnPicks = true;
+                    case SlotWait w -> slotWaitNanos = w.maxWaitNanos();
                 }
             }
             return new ProfileDefinition(profile.name(), filters, scorers,
-                    picker != null ? picker : PluginTypes.defaultPicker(), countsOwnPicks);
+                    picker != null ? picker : PluginTypes.defaultPicker(), countsOwnPicks, slotWaitNanos);
         }
 
         private double weight(String entry, JsonNode weight) {

@@ -1,0 +1,110 @@
+package dev.patchbay.router.pick;
+
+import dev.patchbay.router.scrape.LoraPlacement;
+
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.function.LongSupplier;
+
+/**
+ * Requests for an adapter that no endpoint has a batch slot for wait here, in the router, instead of in some
+ * server's queue: oldest first, each is picked again after every scrape round and goes out as soon as a pick finds
+ * its adapter a slot (or a server where its adapter is loaded or loading), or once it has waited the longest wait.
+ *
+ * <p>Why: when a burst fills every slot in the pool, a request bound to a server on arrival waits for a slot there,
+ * and servers free slots at very different rates (one whose slots hot adapters hold hardly ever does). Held here,
+ * the request goes to whichever server frees a slot first: late binding, as the gateway's flow control holds
+ * requests while the pool is saturated. Base-model requests and adapters that have a place somewhere never wait.
+ *
+ * <p>A held request's release must record its send with the pool before it returns, so that the next held request,
+ * picked right after it, sees that slot taken. Thread-safe: holds, releases and removals take the queue's lock, and
+ * releases run on the thread that calls {@link #releaseReady}.
+ */
+public final class SlotWaitQueue {
+    /** More requests than this wait nowhere: they go out at once, as without the queue. */
+    public static final int MAX_HELD = 10_000;
+
+    /** One held request: how to pick for it again, and how to send it. */
+    public interface Waiter {
+        /** A pick for the request on the pool as it is now. */
+        PickResult repick();
+
+        /** Sends the request with {@code pick}, recording the send with the pool before returning. */
+        void release(PickResult pick);
+    }
+
+    private record Held(PickRequest request, Waiter waiter, long deadlineNanos) {
+    }
+
+    private final long maxWaitNanos;
+    private final LongSupplier nanoClock;
+    private final ArrayDeque<Held> held = new ArrayDeque<>();
+
+    public SlotWaitQueue(long maxWaitNanos, LongSupplier nanoClock) {
+        if (maxWaitNanos <= 0) {
+            throw new IllegalArgumentException("the longest wait for a slot must be > 0, got " + maxWaitNanos + " ns");
+        }
+        this.maxWaitNanos = maxWaitNanos;
+        this.nanoClock = nanoClock;
+    }
+
+    public long maxWaitNanos() {
+        return maxWaitNanos;
+    }
+
+    /** True when {@code pick} would send an adapter request to an endpoint with no slot it can have. */
+    public static boolean waitsForSlot(PickRequest request, PickResult pick) {
+        return !request.baseModel() && !request.model().isEmpty() && pick.outcome() == PickResult.Outcome.PICKED
+                && LoraPlacement.of(pick.best().metrics(), request.model()) == LoraPlacement.ALL_SLOTS_BUSY;
+    }
+
+    /**
+     * Holds the request whose first pick was {@code first} when that pick {@link #waitsForSlot waits for a slot} and
+     * the queue has room; true when held (its waiter's release sends it), false when it should go out at once.
+     */
+    public synchronized boolean hold(PickRequest request, PickResult first, Waiter waiter) {
+        if (!waitsForSlot(request, first) || held.size() >= MAX_HELD) {
+            return false;
+        }
+        held.addLast(new Held(request, waiter, nanoClock.getAsLong() + maxWaitNanos));
+        return true;
+    }
+
+    /**
+     * Picks again for every held request, oldest first, and releases each whose pick finds a place, or that has
+     * waited the longest wait (with its pick of now). Call after each scrape round.
+     */
+    public synchronized void releaseReady() {
+        long now = nanoClock.getAsLong();
+        for (Iterator<Held> it = held.iterator(); it.hasNext(); ) {
+            Held h = it.next();
+            PickResult pick = h.waiter().repick();
+            if (now >= h.deadlineNanos() || !waitsForSlot(h.request(), pick)) {
+                it.remove();
+                // Released here, under the lock, so that the next held request's pick sees this send.
+                h.waiter().release(pick);
+            }
+        }
+    }
+
+    /**
+     * Takes {@code waiter} out of the queue without releasing it (its request gave up); false when it is not held
+     * (released already, or never held).
+     */
+    public synchronized boolean remove(Waiter waiter) {
+        return held.removeIf(h -> h.waiter() == waiter);
+    }
+
+    /** Releases every held request now, each with a fresh pick: the router is stopping. */
+    public synchronized void releaseAll() {
+        while (!held.isEmpty()) {
+            Held h = held.removeFirst();
+            h.waiter().release(h.waiter().repick());
+        }
+    }
+
+    /** Requests waiting now. */
+    public synchronized int size() {
+        return held.size();
+    }
+}
