@@ -57,6 +57,7 @@ public final class Router implements AutoCloseable {
         }
         ModelRewriter rewriter = new ModelRewriter(options.config().rewrites(), random);
         decider = new RouteDecider(pool, picker, options.config(), rewriter);
+        metrics.watch(decider);
         proxy = new ProxyHandler(pool, decider, proxyClient, metrics);
     }
 
@@ -159,6 +160,10 @@ public final class Router implements AutoCloseable {
 
     public EndpointPool pool() {
         return pool;
+    }
+
+    public RouteDecider decider() {
+        return decider;
     }
 
     public EndpointPicker picker() {

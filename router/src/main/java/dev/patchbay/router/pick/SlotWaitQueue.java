@@ -39,6 +39,7 @@ public final class SlotWaitQueue {
     private final long maxWaitNanos;
     private final LongSupplier nanoClock;
     private final ArrayDeque<Held> held = new ArrayDeque<>();
+    private long heldTotal;
 
     public SlotWaitQueue(long maxWaitNanos, LongSupplier nanoClock) {
         if (maxWaitNanos <= 0) {
@@ -67,6 +68,7 @@ public final class SlotWaitQueue {
             return false;
         }
         held.addLast(new Held(request, waiter, nanoClock.getAsLong() + maxWaitNanos));
+        heldTotal++;
         return true;
     }
 
@@ -101,6 +103,11 @@ public final class SlotWaitQueue {
             Held h = held.removeFirst();
             h.waiter().release(h.waiter().repick());
         }
+    }
+
+    /** Requests that have waited here, since the start. */
+    public synchronized long heldTotal() {
+        return heldTotal;
     }
 
     /** Requests waiting now. */

@@ -187,6 +187,11 @@ public final class RouteDecider {
         return slotWait == null ? 0 : slotWait.size();
     }
 
+    /** Requests that have waited for a slot, since the start. */
+    public long waitedForSlot() {
+        return slotWait == null ? 0 : slotWait.heldTotal();
+    }
+
     /** One request waiting in {@link #slotWait}, on the thread that called {@link #decide}. */
     private final class SlotWaiter implements SlotWaitQueue.Waiter {
         /** How long past its longest wait a request waits for a release that a stuck scrape round withholds. */

@@ -154,6 +154,51 @@ class EndpointPoolTest {
     }
 
     @Test
+    void countedUntilShownARequestStaysUntilThePageCountsItAndIsNeverCountedTwice() {
+        Endpoint endpoint = endpoints(1).getFirst();
+        AtomicReference<EndpointMetrics> page = new AtomicReference<>(EndpointMetrics.builder().slots(2, 0).build());
+        AtomicLong now = new AtomicLong();
+        AtomicInteger rounds = new AtomicInteger();
+        try (EndpointPool exact = new EndpointPool(EndpointSource.of(List.of(endpoint)), (e, ids) -> page.get(),
+                Duration.ofSeconds(1), Duration.ofHours(1), e -> { }, now::get);
+             EndpointPool optimistic = new EndpointPool(EndpointSource.of(List.of(endpoint)), (e, ids) -> page.get(),
+                Duration.ofSeconds(1), Duration.ofHours(1), e -> { }, now::get)) {
+            exact.countRequestsUntilShown();
+            exact.afterEachRound(rounds::incrementAndGet);
+            java.util.function.Function<EndpointPool, Integer> sqlWaiting =
+                    pool -> pool.readyStates().getFirst().metrics().adapterWaiting().getOrDefault("sql", 0);
+            exact.scrapeNow();
+            optimistic.scrapeNow();
+            assertThat(rounds.get()).isEqualTo(1);
+
+            now.set(10);
+            RequestInFlight inExact = exact.sent(endpoint, "sql", 0, true);
+            RequestInFlight inOptimistic = optimistic.sent(endpoint, "sql", 0, true);
+            assertThat(sqlWaiting.apply(exact)).isEqualTo(1);
+
+            // The server got it, but its page is a step old: it does not show it yet.
+            now.set(20);
+            exact.scrapeNow();
+            optimistic.scrapeNow();
+            assertThat(sqlWaiting.apply(exact)).as("still counted by the router").isEqualTo(1);
+            assertThat(sqlWaiting.apply(optimistic)).as("taken as shown by a scrape begun after the send").isZero();
+
+            page.set(EndpointMetrics.builder().slots(2, 0).adapterWaiting("sql", 1).build());
+            now.set(30);
+            exact.scrapeNow();
+            assertThat(sqlWaiting.apply(exact)).as("the page's count, not the page's and the router's").isEqualTo(1);
+            inExact.finished();
+            assertThat(sqlWaiting.apply(exact)).as("shown by the page: the server's count stands").isEqualTo(1);
+            page.set(EndpointMetrics.builder().slots(2, 0).build());
+            now.set(40);
+            exact.scrapeNow();
+            assertThat(sqlWaiting.apply(exact)).isZero();
+            assertThat(rounds.get()).isEqualTo(4);
+            inOptimistic.finished();
+        }
+    }
+
+    @Test
     void ownRequestsFromManyThreadsLeaveTheScrapedCountsAsTheyWere() throws Exception {
         List<Endpoint> list = endpoints(2);
         try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(5),

@@ -1,0 +1,213 @@
+package dev.patchbay.router.pick;
+
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class SlotWaitQueueTest {
+    private static final long SECOND = 1_000_000_000L;
+
+    /** Two slots, both busy with other adapters' running requests. */
+    private static final EndpointState BUSY = Fixtures.state(8001, EndpointMetrics.builder().slots(2, 2)
+            .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
+            .adapterRunning("a", 1).adapterRunning("b", 1).build());
+    /** Two slots, one free. */
+    private static final EndpointState FREE = Fixtures.state(8002, EndpointMetrics.builder().slots(2, 1)
+            .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1).build());
+
+    private static PickResult busy() {
+        return PickResult.picked(List.of(BUSY));
+    }
+
+    private static PickResult free() {
+        return PickResult.picked(List.of(FREE));
+    }
+
+    /** A request whose picks come from {@code picks} and whose release is logged. */
+    private static class Recorder implements SlotWaitQueue.Waiter {
+        final String name;
+        final java.util.function.Supplier<PickResult> picks;
+        final List<String> log;
+        PickResult releasedWith;
+
+        Recorder(String name, java.util.function.Supplier<PickResult> picks, List<String> log) {
+            this.name = name;
+            this.picks = picks;
+            this.log = log;
+        }
+
+        @Override
+        public PickResult repick() {
+            return picks.get();
+        }
+
+        @Override
+        public void release(PickResult pick) {
+            releasedWith = pick;
+            log.add(name);
+        }
+    }
+
+    @Test
+    void onlyAdapterRequestsWithNoSlotAnywhereWait() {
+        SlotWaitQueue queue = new SlotWaitQueue(SECOND, () -> 0);
+        List<String> log = new ArrayList<>();
+        assertThat(queue.hold(PickRequest.adapter("sql"), free(), new Recorder("free", SlotWaitQueueTest::free, log)))
+                .isFalse();
+        assertThat(queue.hold(PickRequest.baseModel("m"), busy(), new Recorder("base", SlotWaitQueueTest::busy, log)))
+                .as("a base-model request needs no slot").isFalse();
+        assertThat(queue.hold(PickRequest.adapter("a"), busy(), new Recorder("a", SlotWaitQueueTest::busy, log)))
+                .as("its adapter is in a slot there").isFalse();
+        assertThat(queue.hold(PickRequest.adapter("sql"), PickResult.noEndpoint(),
+                new Recorder("none", SlotWaitQueueTest::busy, log))).isFalse();
+        assertThat(queue.hold(PickRequest.adapter("sql"), busy(), new Recorder("busy", SlotWaitQueueTest::busy, log)))
+                .isTrue();
+        assertThat(queue.size()).isEqualTo(1);
+        assertThat(log).isEmpty();
+    }
+
+    @Test
+    void aFreedSlotGoesToTheOldestRequestAndTheNextSeesItTaken() {
+        AtomicInteger freeSlots = new AtomicInteger();
+        List<String> log = new ArrayList<>();
+        SlotWaitQueue queue = new SlotWaitQueue(10 * SECOND, () -> 0);
+        // Each release takes the free slot, as recording its send with the pool would.
+        List<Recorder> waiters = new ArrayList<>();
+        for (String name : List.of("first", "second", "third")) {
+            Recorder waiter = new Recorder(name, () -> freeSlots.get() > 0 ? free() : busy(), log) {
+                @Override
+                public void release(PickResult pick) {
+                    if (pick.best() == FREE) freeSlots.decrementAndGet();
+                    super.release(pick);
+                }
+            };
+            waiters.add(waiter);
+            assertThat(queue.hold(PickRequest.adapter("sql-" + name), busy(), waiter)).isTrue();
+        }
+        queue.releaseReady();
+        assertThat(log).as("no slot yet").isEmpty();
+        freeSlots.set(1);
+        queue.releaseReady();
+        assertThat(log).containsExactly("first");
+        assertThat(waiters.getFirst().releasedWith.best()).isSameAs(FREE);
+        freeSlots.set(2);
+        queue.releaseReady();
+        assertThat(log).containsExactly("first", "second", "third");
+        assertThat(queue.size()).isZero();
+    }
+
+    @Test
+    void aRequestGoesOutAfterTheLongestWaitWithThePickOfThen() {
+        AtomicLong now = new AtomicLong();
+        List<String> log = new ArrayList<>();
+        SlotWaitQueue queue = new SlotWaitQueue(SECOND, now::get);
+        Recorder early = new Recorder("early", SlotWaitQueueTest::busy, log);
+        assertThat(queue.hold(PickRequest.adapter("sql"), busy(), early)).isTrue();
+        now.set(SECOND / 2);
+        Recorder late = new Recorder("late", SlotWaitQueueTest::busy, log);
+        assertThat(queue.hold(PickRequest.adapter("sql"), busy(), late)).isTrue();
+        now.set(SECOND - 1);
+        queue.releaseReady();
+        assertThat(log).isEmpty();
+        now.set(SECOND);
+        queue.releaseReady();
+        assertThat(log).containsExactly("early");
+        assertThat(early.releasedWith.best()).isSameAs(BUSY);
+        assertThat(queue.remove(late)).isTrue();
+        assertThat(queue.remove(late)).as("removed already").isFalse();
+        assertThat(queue.remove(early)).as("released already").isFalse();
+        now.set(10 * SECOND);
+        queue.releaseReady();
+        assertThat(log).containsExactly("early");
+    }
+
+    @Test
+    void aFullQueueSendsAtOnceAndStoppingReleasesEveryone() {
+        SlotWaitQueue queue = new SlotWaitQueue(SECOND, () -> 0);
+        List<String> log = new ArrayList<>();
+        for (int i = 0; i < SlotWaitQueue.MAX_HELD; i++) {
+            assertThat(queue.hold(PickRequest.adapter("sql"), busy(), new Recorder("r" + i, SlotWaitQueueTest::busy,
+                    log))).isTrue();
+        }
+        assertThat(queue.hold(PickRequest.adapter("sql"), busy(), new Recorder("over", SlotWaitQueueTest::busy, log)))
+                .isFalse();
+        queue.releaseAll();
+        assertThat(log).hasSize(SlotWaitQueue.MAX_HELD).startsWith("r0", "r1");
+        assertThat(queue.size()).isZero();
+    }
+
+    @Test
+    void aWaitMustBePositive() {
+        assertThatThrownBy(() -> new SlotWaitQueue(0, () -> 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("> 0");
+    }
+
+    @Test
+    void requestsHeldFromManyThreadsWhileRoundsReleaseThemAreEachReleasedOnce() throws Exception {
+        AtomicBoolean slotFree = new AtomicBoolean();
+        SlotWaitQueue queue = new SlotWaitQueue(1000 * SECOND, () -> 0);
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        ConcurrentHashMap<String, AtomicInteger> releases = new ConcurrentHashMap<>();
+        int threads = 8, perThread = 500;
+        CountDownLatch start = new CountDownLatch(1);
+        AtomicInteger held = new AtomicInteger();
+        try (ExecutorService pool = Executors.newFixedThreadPool(threads + 1)) {
+            List<java.util.concurrent.Future<?>> holders = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                holders.add(pool.submit(() -> {
+                    start.await();
+                    for (int i = 0; i < perThread; i++) {
+                        String name = thread + "-" + i;
+                        Recorder waiter = new Recorder(name, () -> slotFree.get() ? free() : busy(), log) {
+                            @Override
+                            public void release(PickResult pick) {
+                                releases.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
+                                super.release(pick);
+                            }
+                        };
+                        if (queue.hold(PickRequest.adapter("sql"), busy(), waiter)) held.incrementAndGet();
+                    }
+                    return null;
+                }));
+            }
+            AtomicBoolean rounds = new AtomicBoolean(true);
+            var releaser = pool.submit(() -> {
+                start.await();
+                int round = 0;
+                while (rounds.get()) {
+                    slotFree.set(round++ % 2 == 0); // rounds that free slots and rounds that do not
+                    queue.releaseReady();
+                }
+                return null;
+            });
+            start.countDown();
+            for (var holder : holders) {
+                holder.get();
+            }
+            rounds.set(false);
+            releaser.get();
+        }
+        slotFree.set(true);
+        queue.releaseReady();
+        assertThat(held.get()).isEqualTo(threads * perThread);
+        assertThat(queue.size()).isZero();
+        assertThat(releases).hasSize(threads * perThread);
+        assertThat(releases.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+        assertThat(log).hasSize(threads * perThread);
+    }
+}

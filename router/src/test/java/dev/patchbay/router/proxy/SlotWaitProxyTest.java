@@ -1,0 +1,111 @@
+package dev.patchbay.router.proxy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.patchbay.router.config.RouterConfig;
+import dev.patchbay.router.pick.Endpoint;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The default profile's slot-wait through the real HTTP proxy: an adapter request that no server has a slot for
+ * waits in the router and goes to the first server that shows one free.
+ */
+class SlotWaitProxyTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : open.reversed()) {
+            c.close();
+        }
+    }
+
+    /** Four slots, each held by another adapter with a request running. */
+    private static String allSlotsBusy(String prefix) {
+        String[] adapters = {prefix + "1", prefix + "2", prefix + "3", prefix + "4"};
+        StringBuilder page = new StringBuilder(FakeModelServer.page(0, 0.1, adapters));
+        for (String adapter : adapters) {
+            page.append("vllm:num_lora_requests_running{engine=\"0\",lora_name=\"").append(adapter)
+                    .append("\",model_name=\"base\"} 1\n");
+        }
+        return page.toString();
+    }
+
+    private FakeModelServer server(String name, String page) throws Exception {
+        FakeModelServer server = new FakeModelServer(name, page);
+        open.add(server);
+        return server;
+    }
+
+    private CompletableFuture<HttpResponse<String>> completeAsync(RouterHarness router, String model) {
+        HttpRequest request = router.request("/v1/completions")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model + "\",\"prompt\":\"hi\"}"))
+                .header("Content-Type", "application/json").build();
+        return router.client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void aRequestWithNoSlotAnywhereWaitsAndGoesWhereASlotFreesFirst() throws Exception {
+        FakeModelServer a = server("a", allSlotsBusy("a"));
+        FakeModelServer b = server("b", allSlotsBusy("b"));
+        RouterHarness router = RouterHarness.over(RouterConfig.DEFAULT, a, b);
+        open.add(router);
+        router.awaitReady(2);
+
+        CompletableFuture<HttpResponse<String>> waiting = completeAsync(router, "sql");
+        RouterHarness.await("the request waits for a slot", () -> router.router.decider().waitingForSlot() == 1);
+        assertThat(a.completions.get() + b.completions.get()).as("sent nowhere yet").isZero();
+        assertThat(router.get("/metrics").body()).contains("patchbay_router_requests_waiting_for_slot 1.0");
+
+        b.metricsPage = FakeModelServer.page(0, 0.1, "b1", "b2", "b3"); // a slot frees on b
+        HttpResponse<String> response = waiting.get();
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(response.body()).path("served_by").asText()).isEqualTo("b");
+        assertThat(a.completions.get()).isZero();
+        assertThat(router.router.decider().waitingForSlot()).isZero();
+        assertThat(router.router.decider().waitedForSlot()).isEqualTo(1);
+        // The send recorded when the request was released is the one the proxy ended: nothing stays counted.
+        Endpoint atB = Endpoint.parse(b.address());
+        RouterHarness.await("the answer's end is booked", () -> router.router.pool().readyStates().stream()
+                .filter(s -> s.endpoint().equals(atB)).allMatch(s -> s.metrics().waitingRequests() == 0
+                        && s.metrics().runningRequests() == 0 && !s.metrics().adapterRunning().containsKey("sql")));
+        assertThat(router.router.pool().promptTokensInFlight(atB)).isZero();
+    }
+
+    @Test
+    void aRequestGoesOutAfterTheLongestWaitWhenNoSlotFrees() throws Exception {
+        FakeModelServer a = server("a", allSlotsBusy("a"));
+        RouterHarness router = RouterHarness.over(RouterConfig.DEFAULT, a);
+        open.add(router);
+        router.awaitReady(1);
+
+        HttpResponse<String> response = router.complete("sql");
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(a.models).containsExactly("sql");
+        assertThat(router.router.decider().waitingForSlot()).isZero();
+        assertThat(router.router.decider().waitedForSlot()).isEqualTo(1);
+        assertThat(router.get("/metrics").body()).contains("patchbay_router_requests_waiting_for_slot 0.0");
+    }
+
+    @Test
+    void requestsThatNeedNoSlotNeverWait() throws Exception {
+        FakeModelServer a = server("a", allSlotsBusy("a"));
+        RouterHarness router = RouterHarness.over(RouterConfig.DEFAULT, a);
+        open.add(router);
+        router.awaitReady(1);
+        CompletableFuture<HttpResponse<String>> inSlot = completeAsync(router, "a1");
+        assertThat(inSlot.get().statusCode()).isEqualTo(200);
+        assertThat(router.get("/v1/models").statusCode()).isEqualTo(200);
+        assertThat(a.models).containsExactly("a1");
+        assertThat(router.router.decider().waitedForSlot()).isZero();
+    }
+}
