@@ -56,7 +56,10 @@ class BuiltInProfilesTest {
                 "scorer lora-bridge weight 0.3",
                 "picker MaxScorePicker",
                 "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]",
-                "countsOwnPicks true");
+                "countsOwnPicks true",
+                "slotWaitNanos 0");
+        assertThat(PickerShape.of(Profiles.create(Profiles.PATCHBAY_SLOT_WAIT, new Random(1))))
+                .contains("countsOwnPicks true", "slotWaitNanos 1000000000");
         assertThat(PickerShape.of(Profiles.create(Profiles.LLMD_LOAD_STATE, new Random(1)))).containsExactly(
                 "name llmd-load-state",
                 "filter lora-residency maxReplicas=0 queueThreshold=8 kvCacheThreshold=0.8",
@@ -66,7 +69,8 @@ class BuiltInProfilesTest {
                         + "homeBonus=0.03, headroomBonus=0.03] weight 3.0",
                 "picker MaxScorePicker",
                 "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]",
-                "countsOwnPicks false");
+                "countsOwnPicks false",
+                "slotWaitNanos 0");
         assertThat(PickerShape.of(Profiles.create(Profiles.ROUND_ROBIN, new Random(1))))
                 .contains("picker RoundRobinPicker").noneMatch(line -> line.startsWith("scorer") || line.startsWith("filter"));
     }

@@ -23,6 +23,7 @@ public final class PickerShape {
         lines.add("picker " + picker.picker().getClass().getSimpleName());
         lines.add("saturation " + picker.saturation());
         lines.add("countsOwnPicks " + picker.countsOwnPicks());
+        lines.add("slotWaitNanos " + picker.slotWaitNanos());
         return lines;
     }
 

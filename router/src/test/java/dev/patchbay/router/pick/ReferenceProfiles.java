@@ -24,6 +24,7 @@ final class ReferenceProfiles {
         Picker picker = new MaxScorePicker(random);
         Map<String, Scorer> ownScorers = new HashMap<>();
         boolean countsOwnPicks = false;
+        long slotWaitNanos = 0;
         switch (profile) {
             case Profiles.ROUND_ROBIN -> picker = new RoundRobinPicker();
             case Profiles.LEAST_QUEUE -> weights.put(QueueScorer.NAME, 1.0);
@@ -42,7 +43,7 @@ final class ReferenceProfiles {
                 weights.put(LoraLoadStateScorer.NAME, Profiles.LLMD_LOAD_STATE_WEIGHT);
                 filters.add(new LoraResidencyFilter());
             }
-            case Profiles.PATCHBAY -> {
+            case Profiles.PATCHBAY, Profiles.PATCHBAY_SLOT_WAIT -> {
                 weights.put(QueueScorer.NAME, 2.0);
                 ownScorers.put(QueueScorer.NAME, new QueueScorer(Profiles.PATCHBAY_QUEUE_MIN_SPREAD, false));
                 weights.put(KvCacheScorer.NAME, 2.0);
@@ -52,6 +53,9 @@ final class ReferenceProfiles {
                 filters.add(new LoraSpreadFilter(nanoClock));
                 filters.add(new LoraCapacityFilter());
                 countsOwnPicks = true;
+                if (profile.equals(Profiles.PATCHBAY_SLOT_WAIT)) {
+                    slotWaitNanos = 1_000_000_000L;
+                }
             }
             default -> throw new IllegalArgumentException("unknown profile '" + profile + "'");
         }
@@ -68,7 +72,8 @@ final class ReferenceProfiles {
                 scorers.add(new WeightedScorer(scorer, weight));
             }
         }
-        return new EndpointPicker(profile, filters, scorers, picker, settings.saturation(), countsOwnPicks);
+        return new EndpointPicker(profile, filters, scorers, picker, settings.saturation(), countsOwnPicks,
+                slotWaitNanos);
     }
 
     private static Scorer scorer(String name, ProfileSettings settings) {

@@ -15,12 +15,21 @@ import java.util.concurrent.CompletableFuture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The default profile's slot-wait through the real HTTP proxy: an adapter request that no server has a slot for
+ * The patchbay-slot-wait profile through the real HTTP proxy: an adapter request that no server has a slot for
  * waits in the router and goes to the first server that shows one free.
  */
 class SlotWaitProxyTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final RouterConfig SLOT_WAIT = slotWait();
     private final List<AutoCloseable> open = new ArrayList<>();
+
+    private static RouterConfig slotWait() {
+        try {
+            return RouterConfig.parse("{\"profile\": \"patchbay-slot-wait\"}");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 
     @AfterEach
     void closeAll() throws Exception {
@@ -57,7 +66,7 @@ class SlotWaitProxyTest {
     void aRequestWithNoSlotAnywhereWaitsAndGoesWhereASlotFreesFirst() throws Exception {
         FakeModelServer a = server("a", allSlotsBusy("a"));
         FakeModelServer b = server("b", allSlotsBusy("b"));
-        RouterHarness router = RouterHarness.over(RouterConfig.DEFAULT, a, b);
+        RouterHarness router = RouterHarness.over(SLOT_WAIT, a, b);
         open.add(router);
         router.awaitReady(2);
 
@@ -84,7 +93,7 @@ class SlotWaitProxyTest {
     @Test
     void aRequestGoesOutAfterTheLongestWaitWhenNoSlotFrees() throws Exception {
         FakeModelServer a = server("a", allSlotsBusy("a"));
-        RouterHarness router = RouterHarness.over(RouterConfig.DEFAULT, a);
+        RouterHarness router = RouterHarness.over(SLOT_WAIT, a);
         open.add(router);
         router.awaitReady(1);
 
@@ -99,7 +108,7 @@ class SlotWaitProxyTest {
     @Test
     void requestsThatNeedNoSlotNeverWait() throws Exception {
         FakeModelServer a = server("a", allSlotsBusy("a"));
-        RouterHarness router = RouterHarness.over(RouterConfig.DEFAULT, a);
+        RouterHarness router = RouterHarness.over(SLOT_WAIT, a);
         open.add(router);
         router.awaitReady(1);
         CompletableFuture<HttpResponse<String>> inSlot = completeAsync(router, "a1");

@@ -54,7 +54,7 @@ class ProfileFileTest {
                 "scorer prefill-queue minSpreadTokens=2000 weight 0.5",
                 "picker MaxScorePicker",
                 "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]",
-                "countsOwnPicks true");
+                "countsOwnPicks true", "slotWaitNanos 0");
         assertThat(PickerShape.of(picker(file, "queue-only", ProfileSettings.DEFAULT)))
                 .contains("scorer queue minSpread=0 weight 1.0", "picker MaxScorePicker", "countsOwnPicks false");
     }
@@ -68,7 +68,8 @@ class ProfileFileTest {
                 """));
         assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT))).containsExactly(
                 "name mine", "scorer queue minSpread=0 weight 1.0", "picker MaxScorePicker",
-                "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]", "countsOwnPicks false");
+                "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]", "countsOwnPicks false",
+                "slotWaitNanos 0");
     }
 
     @Test
@@ -115,7 +116,8 @@ class ProfileFileTest {
         assertThat(PickerShape.of(picker(file, "mine", settings))).containsExactly(
                 "name mine", "scorer queue minSpread=3 weight 5.0", "scorer lora-residency " + scores + " weight 1.0",
                 "scorer lora-bridge weight 0.3", "picker MaxScorePicker",
-                "saturation SaturationDetector[queueThreshold=2.0, kvCacheThreshold=0.5]", "countsOwnPicks false");
+                "saturation SaturationDetector[queueThreshold=2.0, kvCacheThreshold=0.5]", "countsOwnPicks false",
+                "slotWaitNanos 0");
         assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT)))
                 .as("without an override the file's scores hold")
                 .contains("scorer lora-residency ResidencyScores[inSlot=1.0, inHost=0.8, freeSlot=0.6, idleSlot=0.3, "
@@ -137,6 +139,19 @@ class ProfileFileTest {
                 .contains("scorer queue minSpread=0 weight 1.0", "scorer queue minSpread=8 weight 1.0");
         assertThatThrownBy(() -> picker(file, "mine", new ProfileSettings(Map.of("queue", 2.0), null,
                 SaturationDetector.DEFAULT))).hasMessageContaining("profile 'mine' has two such scorers (short, long)");
+    }
+
+    @Test
+    void slotWaitTakesItsLongestWaitAndRefusesABadOne() {
+        ProfileFile file = parse(file("{\"type\": \"queue-scorer\"}, {\"type\": \"slot-wait\", \"parameters\": "
+                + "{\"maxWait\": \"250ms\"}}", "{\"pluginRef\": \"queue-scorer\"}, {\"pluginRef\": \"slot-wait\"}"));
+        assertThat(picker(file, "mine", ProfileSettings.DEFAULT).slotWaitNanos()).isEqualTo(250_000_000L);
+        ProfileFile defaults = parse(file("{\"type\": \"slot-wait\"}", "{\"pluginRef\": \"slot-wait\"}"));
+        assertThat(picker(defaults, "mine", ProfileSettings.DEFAULT).slotWaitNanos()).isEqualTo(1_000_000_000L);
+        assertThatThrownBy(() -> parse(file("{\"type\": \"slot-wait\", \"parameters\": {\"maxWait\": \"0s\"}}",
+                "{\"pluginRef\": \"slot-wait\"}"))).hasMessageContaining("maxWait");
+        assertThatThrownBy(() -> parse(file("{\"type\": \"slot-wait\", \"parameters\": {\"maxWait\": 5}}",
+                "{\"pluginRef\": \"slot-wait\"}"))).hasMessageContaining("with a unit");
     }
 
     @Test
