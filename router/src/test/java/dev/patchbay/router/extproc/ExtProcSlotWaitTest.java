@@ -21,21 +21,10 @@ class ExtProcSlotWaitTest {
     @AutoClose
     private final ExtProcRoute route = new ExtProcRoute();
 
-    /** Four slots, each held by another adapter with a request running. */
-    private static String allSlotsBusy(String prefix) {
-        String[] adapters = {prefix + "1", prefix + "2", prefix + "3", prefix + "4"};
-        StringBuilder page = new StringBuilder(FakeModelServer.page(0, 0.1, adapters));
-        for (String adapter : adapters) {
-            page.append("vllm:num_lora_requests_running{engine=\"0\",lora_name=\"").append(adapter)
-                    .append("\",model_name=\"base\"} 1\n");
-        }
-        return page.toString();
-    }
-
     @Test
     void theDecisionWaitsForASlotInBothBodyModes() throws Exception {
-        FakeModelServer a = route.server("a", allSlotsBusy("a"));
-        FakeModelServer b = route.server("b", allSlotsBusy("b"));
+        FakeModelServer a = route.server("a", FakeModelServer.allSlotsBusy("a"));
+        FakeModelServer b = route.server("b", FakeModelServer.allSlotsBusy("b"));
         route.start("{\"profile\": \"patchbay-slot-wait\"}");
         byte[] body = completion("sql");
 
@@ -46,7 +35,7 @@ class ExtProcSlotWaitTest {
         ProcessingResponse decided = fullDuplex.next();
         assertThat(destination(decided)).startsWith(b.address());
 
-        b.metricsPage = allSlotsBusy("b");
+        b.metricsPage = FakeModelServer.allSlotsBusy("b");
         Await.until("b's page is busy again", () -> route.router().pool().readyStates().stream()
                 .allMatch(s -> s.metrics().adapterRunning().size() == 4));
         // Another adapter: one for sql would join the first request's queue on b and need no slot of its own.

@@ -163,6 +163,17 @@ public final class FakeModelServer implements AutoCloseable {
         }
     }
 
+    /** A Patchbay-style page whose four slots are each held by another adapter ({@code prefix}1 to 4) with a request running. */
+    public static String allSlotsBusy(String prefix) {
+        String[] adapters = {prefix + "1", prefix + "2", prefix + "3", prefix + "4"};
+        StringBuilder page = new StringBuilder(page(0, 0.1, adapters));
+        for (String adapter : adapters) {
+            page.append("vllm:num_lora_requests_running{engine=\"0\",lora_name=\"").append(adapter)
+                    .append("\",model_name=\"base\"} 1\n");
+        }
+        return page.toString();
+    }
+
     /** A Patchbay-style page: load, KV use, and the adapters in slots (all idle, 4 slots). */
     public static String page(int waiting, double kvUsage, String... adaptersInSlots) {
         StringBuilder page = new StringBuilder();

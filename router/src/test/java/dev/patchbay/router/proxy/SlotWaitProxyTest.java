@@ -38,17 +38,6 @@ class SlotWaitProxyTest {
         }
     }
 
-    /** Four slots, each held by another adapter with a request running. */
-    private static String allSlotsBusy(String prefix) {
-        String[] adapters = {prefix + "1", prefix + "2", prefix + "3", prefix + "4"};
-        StringBuilder page = new StringBuilder(FakeModelServer.page(0, 0.1, adapters));
-        for (String adapter : adapters) {
-            page.append("vllm:num_lora_requests_running{engine=\"0\",lora_name=\"").append(adapter)
-                    .append("\",model_name=\"base\"} 1\n");
-        }
-        return page.toString();
-    }
-
     private FakeModelServer server(String name, String page) throws Exception {
         FakeModelServer server = new FakeModelServer(name, page);
         open.add(server);
@@ -64,8 +53,8 @@ class SlotWaitProxyTest {
 
     @Test
     void aRequestWithNoSlotAnywhereWaitsAndGoesWhereASlotFreesFirst() throws Exception {
-        FakeModelServer a = server("a", allSlotsBusy("a"));
-        FakeModelServer b = server("b", allSlotsBusy("b"));
+        FakeModelServer a = server("a", FakeModelServer.allSlotsBusy("a"));
+        FakeModelServer b = server("b", FakeModelServer.allSlotsBusy("b"));
         RouterHarness router = RouterHarness.over(SLOT_WAIT, a, b);
         open.add(router);
         router.awaitReady(2);
@@ -92,7 +81,7 @@ class SlotWaitProxyTest {
 
     @Test
     void aRequestGoesOutAfterTheLongestWaitWhenNoSlotFrees() throws Exception {
-        FakeModelServer a = server("a", allSlotsBusy("a"));
+        FakeModelServer a = server("a", FakeModelServer.allSlotsBusy("a"));
         RouterHarness router = RouterHarness.over(SLOT_WAIT, a);
         open.add(router);
         router.awaitReady(1);
@@ -107,7 +96,7 @@ class SlotWaitProxyTest {
 
     @Test
     void requestsThatNeedNoSlotNeverWait() throws Exception {
-        FakeModelServer a = server("a", allSlotsBusy("a"));
+        FakeModelServer a = server("a", FakeModelServer.allSlotsBusy("a"));
         RouterHarness router = RouterHarness.over(SLOT_WAIT, a);
         open.add(router);
         router.awaitReady(1);
