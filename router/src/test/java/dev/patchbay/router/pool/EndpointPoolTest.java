@@ -195,6 +195,17 @@ class EndpointPoolTest {
             assertThat(sqlWaiting.apply(exact)).isZero();
             assertThat(rounds.get()).isEqualTo(4);
             inOptimistic.finished();
+
+            // A request the page never shows (it ended on the server, its end not seen yet) stops counting after
+            // two scrape intervals.
+            RequestInFlight neverShown = exact.sent(endpoint, "sql", 0, true);
+            now.set(40 + 2_000_000_000L);
+            exact.scrapeNow();
+            assertThat(sqlWaiting.apply(exact)).as("within two intervals of its send").isEqualTo(1);
+            now.set(41 + 2_000_000_000L);
+            exact.scrapeNow();
+            assertThat(sqlWaiting.apply(exact)).as("past them").isZero();
+            neverShown.finished();
         }
     }
 
