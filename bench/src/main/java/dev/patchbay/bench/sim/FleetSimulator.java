@@ -17,8 +17,8 @@ import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pick.ProfileSettings;
-import dev.patchbay.router.pick.SlotWaitQueue;
 import dev.patchbay.router.pick.Profiles;
+import dev.patchbay.router.pick.SlotWaitQueue;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.router.pool.EndpointStatus;
@@ -153,11 +153,7 @@ public final class FleetSimulator implements AutoCloseable {
             List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
             pool = new EndpointPool(EndpointSource.of(endpoints), source, Duration.ofNanos(settings.scrapeNanos()),
                     STALENESS, this::scrapeFailed, clock::nanos);
-            slotWait = picker.slotWaitNanos() > 0 ? new SlotWaitQueue(picker.slotWaitNanos(), clock::nanos) : null;
-            if (slotWait != null) {
-                pool.countRequestsUntilShown();
-                pool.afterEachRound(slotWait::releaseReady);
-            }
+            slotWait = pool.slotWaitFor(picker);
         }
 
         /** A replica's page always renders and parses; if one did not, the run's numbers would mean nothing. */

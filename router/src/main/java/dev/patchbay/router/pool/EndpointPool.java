@@ -1,7 +1,9 @@
 package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.pick.SlotWaitQueue;
 import dev.patchbay.router.prom.MalformedPageException;
 import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
@@ -303,7 +305,7 @@ public final class EndpointPool implements AutoCloseable {
      * Runs {@code listener} after each scrape round: in {@link #tick} before it starts the next round's scrapes (the
      * last round's have ended by then unless an endpoint is slow), in {@link #scrapeNow} once the round is done.
      */
-    public void afterEachRound(Runnable listener) {
+    void afterEachRound(Runnable listener) {
         afterRound.add(listener);
     }
 
@@ -315,16 +317,26 @@ public final class EndpointPool implements AutoCloseable {
      * medians of 5 seeds with no bound / 2 intervals: gie-multilora 1.1x Gamma cv 4 4.20 / 2.86 s, zipf 1.0x cv 2
      * 1.05 / 1.02 s, cv 4 2.73 / 2.92 s.
      */
-    public void countRequestsUntilShown() {
+    void countRequestsUntilShown() {
         untilShownNanos = UNTIL_SHOWN_INTERVALS * interval.toNanos();
     }
 
     /** See {@link #countRequestsUntilShown}. */
     static final int UNTIL_SHOWN_INTERVALS = 2;
 
-    /** The clock this pool reads ages and send times on. */
-    public LongSupplier nanoClock() {
-        return nanoClock;
+    /**
+     * Where {@code picker}'s adapter requests wait for a slot, or null when its profile does not hold them: a queue on
+     * this pool's clock, released after each scrape round, with requests counted until shown
+     * ({@link #countRequestsUntilShown}). The router's decider and the fleet simulator both set slot wait up here.
+     */
+    public SlotWaitQueue slotWaitFor(EndpointPicker picker) {
+        if (picker.slotWaitNanos() <= 0) {
+            return null;
+        }
+        SlotWaitQueue queue = new SlotWaitQueue(picker.slotWaitNanos(), nanoClock);
+        countRequestsUntilShown();
+        afterEachRound(queue::releaseReady);
+        return queue;
     }
 
     /** One round: refresh the endpoint list, then start a scrape of every idle endpoint. */

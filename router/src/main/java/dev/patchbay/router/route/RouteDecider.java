@@ -59,11 +59,7 @@ public final class RouteDecider {
     public RouteDecider(EndpointPool pool, EndpointPicker picker, RouterConfig config, ModelRewriter rewriter) {
         this.pool = pool;
         this.picker = picker;
-        this.slotWait = picker.slotWaitNanos() > 0 ? new SlotWaitQueue(picker.slotWaitNanos(), pool.nanoClock()) : null;
-        if (slotWait != null) {
-            pool.countRequestsUntilShown();
-            pool.afterEachRound(slotWait::releaseReady);
-        }
+        this.slotWait = pool.slotWaitFor(picker);
         this.rewriter = rewriter;
         this.catalog = new ModelCatalog(config, rewriter);
         this.objectives = config.objectives();
