@@ -251,6 +251,11 @@ public final class FleetSimulator implements AutoCloseable {
                 public void release(PickResult released) {
                     send(i, adapter, released);
                 }
+
+                @Override
+                public Object repickKey() {
+                    return request;
+                }
             })) {
                 return;
             }

@@ -3,7 +3,9 @@ package dev.patchbay.router.pick;
 import dev.patchbay.router.scrape.LoraPlacement;
 
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
@@ -31,6 +33,15 @@ public final class SlotWaitQueue {
 
         /** Sends the request with {@code pick}, recording the send with the pool before returning. */
         void release(PickResult pick);
+
+        /**
+         * Waiters whose keys are equal get the same pick from the same pool (same request, same eligible
+         * endpoints), so a round picks once for all of them until something is released; by default each waiter
+         * is picked for alone.
+         */
+        default Object repickKey() {
+            return this;
+        }
     }
 
     private record Held(PickRequest request, Waiter waiter, long deadlineNanos) {
@@ -75,16 +86,29 @@ public final class SlotWaitQueue {
     /**
      * Picks again for every held request, oldest first, and releases each whose pick finds a place, or that has
      * waited the longest wait (with its pick of now). Call after each scrape round.
+     *
+     * <p>A pick that still waits for a slot stands for every later waiter with the same {@link Waiter#repickKey key}
+     * until the next release: only a release changes the pool under this lock, and a send can take a slot but
+     * never free one. So a burst of thousands held for a few hot adapters costs a few picks a round, not thousands.
+     * (A slot some other thread's request frees during the round shows at the next round.)
      */
     public synchronized void releaseReady() {
         long now = nanoClock.getAsLong();
+        Map<Object, PickResult> stillWaiting = new HashMap<>();
         for (Iterator<Held> it = held.iterator(); it.hasNext(); ) {
             Held h = it.next();
+            boolean due = now >= h.deadlineNanos();
+            if (!due && stillWaiting.containsKey(h.waiter().repickKey())) {
+                continue;
+            }
             PickResult pick = h.waiter().repick();
-            if (now >= h.deadlineNanos() || !waitsForSlot(h.request(), pick)) {
+            if (due || !waitsForSlot(h.request(), pick)) {
                 it.remove();
                 // Released here, under the lock, so that the next held request's pick sees this send.
                 h.waiter().release(pick);
+                stillWaiting.clear();
+            } else {
+                stillWaiting.put(h.waiter().repickKey(), pick);
             }
         }
     }

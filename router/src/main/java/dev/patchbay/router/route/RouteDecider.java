@@ -187,6 +187,9 @@ public final class RouteDecider {
         return slotWait == null ? 0 : slotWait.heldTotal();
     }
 
+    private record RepickKey(PickRequest request, Predicate<Endpoint> eligible) {
+    }
+
     /** One request waiting in {@link #slotWait}, on the thread that called {@link #decide}. */
     private final class SlotWaiter implements SlotWaitQueue.Waiter {
         /** How long past its longest wait a request waits for a release that a stuck scrape round withholds. */
@@ -222,6 +225,12 @@ public final class RouteDecider {
                 d = d.withReserved(new ReservedSend(first.endpoint(), sent(d, first)));
             }
             released.complete(d);
+        }
+
+        /** The same request over the same eligible endpoints (a subset hint is its own predicate) picks alike. */
+        @Override
+        public Object repickKey() {
+            return new RepickKey(request, eligible);
         }
 
         RouteDecision await() {

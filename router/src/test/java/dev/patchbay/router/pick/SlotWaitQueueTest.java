@@ -111,6 +111,56 @@ class SlotWaitQueueTest {
     }
 
     @Test
+    void aRoundPicksOnceForWaitersThatPickAlikeUntilSomethingIsReleased() {
+        AtomicLong now = new AtomicLong();
+        AtomicInteger freeSlots = new AtomicInteger();
+        AtomicInteger picksMade = new AtomicInteger();
+        List<String> released = new ArrayList<>();
+        SlotWaitQueue queue = new SlotWaitQueue(SECOND, now::get);
+        class Keyed extends Recorder {
+            final String key;
+
+            Keyed(String name, String key) {
+                super(name, () -> {
+                    picksMade.incrementAndGet();
+                    return freeSlots.get() > 0 ? free() : busy();
+                }, released);
+                this.key = key;
+            }
+
+            @Override
+            public void release(PickResult pick) {
+                if (pick.best() == FREE) freeSlots.decrementAndGet();
+                super.release(pick);
+            }
+
+            @Override
+            public Object repickKey() {
+                return key;
+            }
+        }
+        for (String name : List.of("sql-1", "chat-1", "sql-2", "chat-2", "sql-3")) {
+            assertThat(queue.hold(PickRequest.adapter(name), busy(), new Keyed(name, name.split("-")[0]))).isTrue();
+        }
+        queue.releaseReady();
+        assertThat(picksMade.get()).as("one pick per key while nothing is released").isEqualTo(2);
+        assertThat(released).isEmpty();
+
+        picksMade.set(0);
+        freeSlots.set(1);
+        queue.releaseReady();
+        assertThat(released).containsExactly("sql-1");
+        assertThat(picksMade.get()).as("after the release every key is picked for again").isEqualTo(3);
+
+        picksMade.set(0);
+        now.set(SECOND);
+        queue.releaseReady();
+        assertThat(released).as("waiters past the longest wait each go out with a pick of their own")
+                .containsExactly("sql-1", "chat-1", "sql-2", "chat-2", "sql-3");
+        assertThat(picksMade.get()).isEqualTo(4);
+    }
+
+    @Test
     void aRequestGoesOutAfterTheLongestWaitWithThePickOfThen() {
         AtomicLong now = new AtomicLong();
         List<String> log = new ArrayList<>();
