@@ -28,9 +28,9 @@ import java.util.random.RandomGenerator;
  *   <li>{@code patchbay} (default): queue 2 (with a spread of at least {@value #PATCHBAY_QUEUE_MIN_SPREAD}
  *       requests), kv-cache 2, lora-residency 3, prefill-queue {@value #PATCHBAY_PREFILL_WEIGHT}, lora-bridge
  *       {@value #PATCHBAY_BRIDGE_WEIGHT}, after the lora-spread and lora-capacity filters; it counts its own picks until the next scrape
- *       ({@link EndpointPicker#countsOwnPicks()}).</li>
- *   <li>{@code patchbay-slot-wait}: patchbay, and an adapter request that no endpoint has a slot for waits in the
- *       router for one, up to 1 s ({@link SlotWaitQueue}).</li>
+ *       ({@link EndpointPicker#countsOwnPicks()}), and an adapter request that no endpoint has a slot for waits in
+ *       the router for one, up to 1 s ({@link SlotWaitQueue});</li>
+ *   <li>{@code patchbay-no-wait}: patchbay without slot wait, to measure what the wait is worth.</li>
  * </ul>
  */
 public final class Profiles {
@@ -40,10 +40,10 @@ public final class Profiles {
     public static final String GIE_LORA = "gie-lora";
     public static final String LLMD_LOAD_STATE = "llmd-load-state";
     public static final String PATCHBAY = "patchbay";
-    public static final String PATCHBAY_SLOT_WAIT = "patchbay-slot-wait";
+    public static final String PATCHBAY_NO_WAIT = "patchbay-no-wait";
     public static final String DEFAULT = PATCHBAY;
     public static final List<String> NAMES = List.of(ROUND_ROBIN, LEAST_QUEUE, GIE_DEFAULT, GIE_LORA, LLMD_LOAD_STATE,
-            PATCHBAY, PATCHBAY_SLOT_WAIT);
+            PATCHBAY, PATCHBAY_NO_WAIT);
     /** The peers that route on LoRA: patchbay's targets hold against the best of them. */
     public static final List<String> LORA_PEERS = List.of(GIE_LORA, LLMD_LOAD_STATE);
     /**

@@ -114,7 +114,7 @@ class RouterConfigTest {
                 .createPicker(new Random(1)).scorers()).hasSize(3);
         assertThatThrownBy(() -> RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"c\"}"))
                 .hasMessageContaining("unknown profile 'c'; known: round-robin, least-queue, gie-default, gie-lora, "
-                        + "llmd-load-state, patchbay, patchbay-slot-wait, a, b (built-in and from " + profiles + ")");
+                        + "llmd-load-state, patchbay, patchbay-no-wait, a, b (built-in and from " + profiles + ")");
     }
 
     @Test

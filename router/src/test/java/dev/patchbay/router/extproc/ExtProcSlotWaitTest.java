@@ -14,7 +14,7 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
- * The patchbay-slot-wait profile through the external processor: Envoy's request waits for its answer while no
+ * The patchbay profile's slot wait through the external processor: Envoy's request waits for its answer while no
  * endpoint has a slot for the adapter, and the answer names the endpoint that frees one first.
  */
 class ExtProcSlotWaitTest {
@@ -25,7 +25,7 @@ class ExtProcSlotWaitTest {
     void theDecisionWaitsForASlotInBothBodyModes() throws Exception {
         FakeModelServer a = route.server("a", FakeModelServer.allSlotsBusy("a"));
         FakeModelServer b = route.server("b", FakeModelServer.allSlotsBusy("b"));
-        route.start("{\"profile\": \"patchbay-slot-wait\"}");
+        route.start("{\"profile\": \"patchbay\"}");
         byte[] body = completion("sql");
 
         EnvoyStream fullDuplex = route.stream();

@@ -57,9 +57,9 @@ class BuiltInProfilesTest {
                 "picker MaxScorePicker",
                 "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]",
                 "countsOwnPicks true",
-                "slotWaitNanos 0");
-        assertThat(PickerShape.of(Profiles.create(Profiles.PATCHBAY_SLOT_WAIT, new Random(1))))
-                .contains("countsOwnPicks true", "slotWaitNanos 1000000000");
+                "slotWaitNanos 1000000000");
+        assertThat(PickerShape.of(Profiles.create(Profiles.PATCHBAY_NO_WAIT, new Random(1))))
+                .contains("countsOwnPicks true", "slotWaitNanos 0");
         assertThat(PickerShape.of(Profiles.create(Profiles.LLMD_LOAD_STATE, new Random(1)))).containsExactly(
                 "name llmd-load-state",
                 "filter lora-residency maxReplicas=0 queueThreshold=8 kvCacheThreshold=0.8",

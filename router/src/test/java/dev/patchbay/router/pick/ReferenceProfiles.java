@@ -43,7 +43,7 @@ final class ReferenceProfiles {
                 weights.put(LoraLoadStateScorer.NAME, Profiles.LLMD_LOAD_STATE_WEIGHT);
                 filters.add(new LoraResidencyFilter());
             }
-            case Profiles.PATCHBAY, Profiles.PATCHBAY_SLOT_WAIT -> {
+            case Profiles.PATCHBAY, Profiles.PATCHBAY_NO_WAIT -> {
                 weights.put(QueueScorer.NAME, 2.0);
                 ownScorers.put(QueueScorer.NAME, new QueueScorer(Profiles.PATCHBAY_QUEUE_MIN_SPREAD, false));
                 weights.put(KvCacheScorer.NAME, 2.0);
@@ -53,7 +53,7 @@ final class ReferenceProfiles {
                 filters.add(new LoraSpreadFilter(nanoClock));
                 filters.add(new LoraCapacityFilter());
                 countsOwnPicks = true;
-                if (profile.equals(Profiles.PATCHBAY_SLOT_WAIT)) {
+                if (profile.equals(Profiles.PATCHBAY)) {
                     slotWaitNanos = 1_000_000_000L;
                 }
             }

@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The patchbay-slot-wait profile through the real HTTP proxy: an adapter request that no server has a slot for
+ * The patchbay profile's slot wait through the real HTTP proxy: an adapter request that no server has a slot for
  * waits in the router and goes to the first server that shows one free.
  */
 class SlotWaitProxyTest {
@@ -25,7 +25,7 @@ class SlotWaitProxyTest {
 
     private static RouterConfig slotWait() {
         try {
-            return RouterConfig.parse("{\"profile\": \"patchbay-slot-wait\"}");
+            return RouterConfig.parse("{\"profile\": \"patchbay\"}");
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
