@@ -16,7 +16,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>Lines are kept in chunks of neighbouring adapters, one block of bytes per family and label group, so a scrape
  * copies a few dozen blocks per family instead of touching every line: only the chunks holding a changed adapter
- * are assembled again. Chunk boundaries follow the adapters' names (a chunk ends after a name whose hash has its
+ * are assembled again, and only for the families a scrape asks for (a router's {@code name[]} scrape asks for three
+ * of the seven, every 50 ms). Chunk boundaries follow the adapters' names (a chunk ends after a name whose hash has its
  * low bits clear), so an adapter that arrives or leaves disturbs only its own chunk.
  *
  * <p>The bytes equal what client_java's {@code PrometheusTextFormatWriter} writes for the same samples (the tests
@@ -62,7 +63,7 @@ final class AdapterLinesCache {
                 p++;
             }
             boolean same = p < previous.rows.length && previous.rows[p].row.equals(row);
-            lines[i] = same ? previous.rows[p] : render(row);
+            lines[i] = same ? previous.rows[p] : new RowLines(row);
         }
         List<Chunk> chunks = new ArrayList<>(lines.length / (CHUNK_HASH_MASK + 1) + 2);
         int start = 0, c = 0;
@@ -84,6 +85,7 @@ final class AdapterLinesCache {
     /** One family: header, then samples grouped by the labels that sort before {@code lora_name}, rows in order. */
     void write(PageBuffer out, AdapterFamily family, List<Chunk> chunks) {
         int index = family.ordinal();
+        for (Chunk chunk : chunks) chunk.assemble(index, this);
         boolean[] present = new boolean[groupNames.size()];
         int count = 0;
         for (Chunk chunk : chunks) {
@@ -117,14 +119,10 @@ final class AdapterLinesCache {
         return id;
     }
 
-    private RowLines render(AdapterRow row) {
-        Line[][] byFamily = new Line[FAMILIES][];
-        for (AdapterFamily family : AdapterFamily.values()) {
-            List<Line> out = new ArrayList<>(4);
-            family.emit(row, (value, labelValues) -> out.add(line(family, row.name(), value, labelValues)));
-            byFamily[family.ordinal()] = out.toArray(Line[]::new);
-        }
-        return new RowLines(row, byFamily);
+    private Line[] render(AdapterRow row, AdapterFamily family) {
+        List<Line> out = new ArrayList<>(4);
+        family.emit(row, (value, labelValues) -> out.add(line(family, row.name(), value, labelValues)));
+        return out.toArray(Line[]::new);
     }
 
     private Line line(AdapterFamily family, String loraName, double value, String[] labelValues) {
@@ -166,22 +164,46 @@ final class AdapterLinesCache {
         }
     }
 
-    private static String escapeHelp(String help) {
+    /** A help text as the 0.0.4 text format writes it: backslash and newline escaped. */
+    static String escapeHelp(String help) {
         return help.replace("\\", "\\\\").replace("\n", "\\n");
     }
 
     /** A rendered sample and the id of the values of its labels that sort before {@code lora_name}. */
     private record Line(int group, byte[] bytes) {}
 
-    /** The rendered samples of one row, indexed by family ordinal, with the numbers they were rendered from. */
-    private record RowLines(AdapterRow row, Line[][] byFamily) {}
+    /**
+     * One row's numbers and its samples, rendered per family on first use (indexed by family ordinal). Shared by
+     * the scrapes that find the row unchanged, which may run concurrently.
+     */
+    private static final class RowLines {
+        final AdapterRow row;
+        private final Line[][] byFamily = new Line[FAMILIES][];
+
+        RowLines(AdapterRow row) {
+            this.row = row;
+        }
+
+        synchronized Line[] lines(int family, AdapterLinesCache cache) {
+            Line[] lines = byFamily[family];
+            if (lines == null) {
+                lines = cache.render(row, AdapterFamily.values()[family]);
+                byFamily[family] = lines;
+            }
+            return lines;
+        }
+    }
 
     /**
-     * Neighbouring rows with their lines joined: for each family, one block per label group, groups sorted.
+     * Neighbouring rows with their lines joined: for each family, one block per label group, groups sorted; a
+     * family's blocks are joined the first time a scrape writes that family.
      */
     static final class Chunk {
         private final RowLines[] members;
-        /** Per family: the group ids present, and the joined lines of each. */
+        /**
+         * Per family: the group ids present, and the joined lines of each; null until {@link #assemble}, which every
+         * reader calls first (its lock makes the arrays it filled visible to a scrape on another thread).
+         */
         private final int[][] groups = new int[FAMILIES][];
         private final byte[][][] blocks = new byte[FAMILIES][][];
 
@@ -190,31 +212,33 @@ final class AdapterLinesCache {
         }
 
         static Chunk of(RowLines[] members) {
-            Chunk chunk = new Chunk(members);
-            for (int f = 0; f < FAMILIES; f++) {
-                int[] ids = new int[4];
-                ByteArrayOutputStream[] joined = new ByteArrayOutputStream[4];
-                int count = 0;
-                for (RowLines row : members) {
-                    for (Line line : row.byFamily[f]) {
-                        int g = 0;
-                        while (g < count && ids[g] != line.group) g++;
-                        if (g == count) {
-                            if (count == ids.length) {
-                                ids = Arrays.copyOf(ids, count * 2);
-                                joined = Arrays.copyOf(joined, count * 2);
-                            }
-                            ids[count] = line.group;
-                            joined[count++] = new ByteArrayOutputStream(members.length * 160);
+            return new Chunk(members);
+        }
+
+        /** Joins family {@code f}'s lines, once. */
+        synchronized void assemble(int f, AdapterLinesCache cache) {
+            if (groups[f] != null) return;
+            int[] ids = new int[4];
+            ByteArrayOutputStream[] joined = new ByteArrayOutputStream[4];
+            int count = 0;
+            for (RowLines row : members) {
+                for (Line line : row.lines(f, cache)) {
+                    int g = 0;
+                    while (g < count && ids[g] != line.group) g++;
+                    if (g == count) {
+                        if (count == ids.length) {
+                            ids = Arrays.copyOf(ids, count * 2);
+                            joined = Arrays.copyOf(joined, count * 2);
                         }
-                        joined[g].writeBytes(line.bytes);
+                        ids[count] = line.group;
+                        joined[count++] = new ByteArrayOutputStream(members.length * 160);
                     }
+                    joined[g].writeBytes(line.bytes);
                 }
-                chunk.groups[f] = Arrays.copyOf(ids, count);
-                chunk.blocks[f] = new byte[count][];
-                for (int g = 0; g < count; g++) chunk.blocks[f][g] = joined[g].toByteArray();
             }
-            return chunk;
+            blocks[f] = new byte[count][];
+            for (int g = 0; g < count; g++) blocks[f][g] = joined[g].toByteArray();
+            groups[f] = Arrays.copyOf(ids, count);
         }
 
         String firstName() {

@@ -152,6 +152,60 @@ class CachedTextPathTest {
         assertThat(metrics.scrape().text()).contains("aaa_requests_total 1.0").contains("vllm:lora_adapter_m{");
     }
 
+    /** What a router asks for with {@code name[]}: three of the seven per-adapter families. */
+    private static final Set<String> ROUTER_FAMILIES = Set.of("vllm:num_requests_running", "vllm:num_requests_waiting",
+            "vllm:kv_cache_usage_perc", "vllm:lora_requests_info", "vllm:lora_adapter_loaded",
+            "vllm:num_lora_requests_running", "vllm:num_lora_requests_waiting");
+
+    /**
+     * Families are rendered and joined when a scrape first asks for them: a row and a chunk first written for the
+     * router's families, and reused later by a full page, must give the other families' bytes too.
+     */
+    @Test
+    void sameBytesWhenScrapesAskForFewFamiliesFirst() {
+        Workload workload = new Workload(7, 60);
+        AtomicReference<EngineSnapshot> latest = new AtomicReference<>(workload.next(true));
+        EngineMetrics metrics = new EngineMetrics(Fixtures.options(true), latest::get);
+        for (int step = 0; step < 120; step++) {
+            EngineSnapshot next = workload.next(true);
+            latest.set(next);
+            metrics.accept(next);
+            assertSameBytes(metrics, ROUTER_FAMILIES);
+            assertSameBytes(metrics, Set.of("vllm:lora_requests"));
+            if (step % 4 == 3) assertSameBytes(metrics, Set.of());
+        }
+    }
+
+    /** Scrapes of different families at once share rows and chunks; each still gets the library's bytes. */
+    @Test
+    void concurrentScrapesOfDifferentFamiliesGetTheLibrarysBytes() throws Exception {
+        Workload workload = new Workload(8, 80);
+        AtomicReference<EngineSnapshot> latest = new AtomicReference<>(workload.next(true));
+        EngineMetrics metrics = new EngineMetrics(Fixtures.options(true), latest::get);
+        List<Set<String>> asks = List.of(ROUTER_FAMILIES, Set.of(), Set.of("vllm:lora_requests",
+                "vllm:lora_adapter_memory_bytes"), Set.of("vllm:lora_prompt_tokens", "vllm:lora_adapter_loaded"));
+        try (var threads = java.util.concurrent.Executors.newFixedThreadPool(asks.size())) {
+            for (int step = 0; step < 60; step++) {
+                EngineSnapshot next = workload.next(true);
+                latest.set(next);
+                metrics.accept(next);
+                var start = new java.util.concurrent.CyclicBarrier(asks.size());
+                List<java.util.concurrent.Future<String>> pages = new ArrayList<>();
+                for (Set<String> names : asks) {
+                    pages.add(threads.submit(() -> {
+                        start.await();
+                        return metrics.scrape(names, null).text();
+                    }));
+                }
+                for (int i = 0; i < asks.size(); i++) {
+                    assertThat(pages.get(i).get()).as("step %d, families %s", step, asks.get(i))
+                            .isEqualTo(metrics.scrapeWithLibrary(asks.get(i), null).text());
+                }
+            }
+        }
+        assertThat(metrics.textFallbacks()).isZero();
+    }
+
     @Test
     void familySegmentsSplitAtTheCommentsOfEachFamily() {
         byte[] page = "# TYPE a counter\na_total 1.0\n# HELP b x\n# TYPE b gauge\nb 2.0\nb{l=\"#\"} 3.0\n"
