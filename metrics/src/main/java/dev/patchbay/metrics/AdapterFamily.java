@@ -85,6 +85,6 @@ enum AdapterFamily {
 
     /** The name on the exposed sample lines of the Prometheus text format. */
     String sampleName() {
-        return type == MetricType.COUNTER ? metricName + "_total" : metricName;
+        return type.sampleName(metricName);
     }
 }

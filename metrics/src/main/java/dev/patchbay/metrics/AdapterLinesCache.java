@@ -21,8 +21,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * low bits clear), so an adapter that arrives or leaves disturbs only its own chunk.
  *
  * <p>The bytes equal what client_java's {@code PrometheusTextFormatWriter} writes for the same samples (the tests
- * compare both): samples sorted by label values in label-name order, label names sorted, values through
- * {@link Double#toString(double)}, label values escaped for backslash, quote and newline.
+ * compare both): samples sorted by label values in label-name order, label names sorted, and the rest as
+ * {@link TextFormat} renders it.
  */
 final class AdapterLinesCache {
 
@@ -45,9 +45,7 @@ final class AdapterLinesCache {
         this.model = model;
         this.engine = engine;
         for (AdapterFamily f : AdapterFamily.values()) {
-            String header = "# HELP " + f.sampleName() + " " + escapeHelp(f.help) + "\n# TYPE " + f.sampleName() + " "
-                    + f.type.textName() + "\n";
-            headers.put(f, header.getBytes(StandardCharsets.UTF_8));
+            headers.put(f, TextFormat.header(f.sampleName(), f.type, f.help));
         }
     }
 
@@ -139,34 +137,11 @@ final class AdapterLinesCache {
             if (labels[i][0].compareTo("lora_name") < 0) group.append(labels[i][1]).append('\0');
             if (i > 0) text.append(',');
             text.append(labels[i][0]).append("=\"");
-            escapeLabelValue(text, labels[i][1]);
+            TextFormat.escapeLabelValue(text, labels[i][1]);
             text.append('"');
         }
-        text.append("} ").append(formatValue(value)).append('\n');
+        text.append("} ").append(TextFormat.formatValue(value)).append('\n');
         return new Line(groupId(group.toString()), text.toString().getBytes(StandardCharsets.UTF_8));
-    }
-
-    static String formatValue(double v) {
-        if (v == Double.POSITIVE_INFINITY) return "+Inf";
-        if (v == Double.NEGATIVE_INFINITY) return "-Inf";
-        return Double.toString(v);
-    }
-
-    private static void escapeLabelValue(StringBuilder out, String value) {
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '\\' -> out.append("\\\\");
-                case '"' -> out.append("\\\"");
-                case '\n' -> out.append("\\n");
-                default -> out.append(c);
-            }
-        }
-    }
-
-    /** A help text as the 0.0.4 text format writes it: backslash and newline escaped. */
-    static String escapeHelp(String help) {
-        return help.replace("\\", "\\\\").replace("\n", "\\n");
     }
 
     /** A rendered sample and the id of the values of its labels that sort before {@code lora_name}. */

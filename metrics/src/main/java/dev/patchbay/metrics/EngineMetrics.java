@@ -48,7 +48,8 @@ public final class EngineMetrics implements Consumer<EngineSnapshot> {
         registry.register(collector);
         this.observer = new StepObserver(options, registry);
         this.textPage = new TextPageWriter(collector, registry, latest,
-                new AdapterLinesCache(options.servedModelName(), options.engine()));
+                new AdapterLinesCache(options.servedModelName(), options.engine()),
+                new EngineLinesWriter(options.servedModelName(), options.engine()));
     }
 
     /** Called by the engine on its thread for every snapshot, in order: records the step's events. */

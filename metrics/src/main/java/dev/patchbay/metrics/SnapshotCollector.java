@@ -47,6 +47,11 @@ final class SnapshotCollector implements MultiCollector {
         for (AdapterFamily f : AdapterFamily.values()) names.add(f.metricName);
     }
 
+    /** The engine-wide families shown: every declared one except deprecated ones this version hides. */
+    List<EngineFamily> engineFamilies() {
+        return engineFamilies;
+    }
+
     /** Names of every family this collector can produce. */
     Set<String> names() {
         return names;

@@ -13,6 +13,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +23,10 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
- * The Prometheus text page with the per-adapter families taken from {@link AdapterLinesCache}: client_java renders
- * every other family in one pass, and the cached blocks are spliced in where the library would have put them.
+ * The Prometheus text page with the collector's families written from caches: the per-adapter ones by
+ * {@link AdapterLinesCache}, the engine-wide ones by {@link EngineLinesWriter}. client_java renders every other
+ * family (histograms, foreign collectors) in one pass, and the cached bytes are spliced in where the library would
+ * have put them; a router's {@code name[]} page asks for none of the others and skips the library.
  */
 final class TextPageWriter {
 
@@ -31,14 +34,29 @@ final class TextPageWriter {
     private final PrometheusRegistry registry;
     private final Supplier<EngineSnapshot> latest;
     private final AdapterLinesCache adapterLines;
+    private final EngineLinesWriter engineLines;
     private final LongAdder fallbacks = new LongAdder();
+    /** Snapshots without data points that let the library order the cached families; the library writes nothing for them. */
+    private final Map<MetricSnapshot, Object> standIns = new IdentityHashMap<>();
+    private final Map<Object, MetricSnapshot> standInOf = new HashMap<>();
 
     TextPageWriter(SnapshotCollector collector, PrometheusRegistry registry, Supplier<EngineSnapshot> latest,
-                   AdapterLinesCache adapterLines) {
+                   AdapterLinesCache adapterLines, EngineLinesWriter engineLines) {
         this.collector = collector;
         this.registry = registry;
         this.latest = latest;
         this.adapterLines = adapterLines;
+        this.engineLines = engineLines;
+        for (EngineFamily family : EngineFamily.values()) addStandIn(family, family.metricName, family.type);
+        for (AdapterFamily family : AdapterFamily.values()) addStandIn(family, family.metricName, family.type);
+    }
+
+    private void addStandIn(Object family, String name, MetricType type) {
+        MetricSnapshot standIn = type == MetricType.COUNTER
+                ? CounterSnapshot.builder().name(name).build()
+                : GaugeSnapshot.builder().name(name).build();
+        standIns.put(standIn, family);
+        standInOf.put(family, standIn);
     }
 
     PageBuffer render(PrometheusTextFormatWriter writer, Predicate<String> filter, EscapingScheme escaping) {
@@ -46,24 +64,24 @@ final class TextPageWriter {
         EngineSnapshot snapshot = own.stream().anyMatch(filter) ? latest.get() : null;
         List<AdapterRow> rows = snapshot == null ? List.of() : collector.rows(snapshot);
         List<MetricSnapshot> families = new ArrayList<>();
-        if (snapshot != null) families.addAll(collector.collect(snapshot, rows, filter, false));
         for (MetricSnapshot other : registry.scrape(name -> filter.test(name) && !own.contains(name))) {
             families.add(other);
         }
-        // Stand-ins without data points let the library order the families and write nothing for them.
-        Map<MetricSnapshot, AdapterFamily> standIns = new IdentityHashMap<>();
-        if (snapshot != null && snapshot.lora() != null) {
-            for (AdapterFamily family : AdapterFamily.values()) {
-                if (!filter.test(family.metricName)) continue;
-                MetricSnapshot standIn = family.type == MetricType.COUNTER
-                        ? CounterSnapshot.builder().name(family.metricName).build()
-                        : GaugeSnapshot.builder().name(family.metricName).build();
-                standIns.put(standIn, family);
-                families.add(standIn);
+        int others = families.size();
+        if (snapshot != null) {
+            for (EngineFamily family : collector.engineFamilies()) {
+                if (family.scope.appliesTo(snapshot) && filter.test(family.metricName)) {
+                    families.add(standInOf.get(family));
+                }
+            }
+            if (snapshot.lora() != null) {
+                for (AdapterFamily family : AdapterFamily.values()) {
+                    if (filter.test(family.metricName)) families.add(standInOf.get(family));
+                }
             }
         }
         MetricSnapshots sorted = new MetricSnapshots(families);
-        byte[] library = write(writer, sorted, escaping);
+        byte[] library = others == 0 ? new byte[0] : write(writer, sorted, escaping);
         List<int[]> segments = familySegments(library);
         int expected = 0;
         for (MetricSnapshot family : sorted) {
@@ -76,12 +94,16 @@ final class TextPageWriter {
             page.add(write(writer, registry.scrape(filter), escaping));
             return page;
         }
-        List<AdapterLinesCache.Chunk> chunks = standIns.isEmpty() ? List.of() : adapterLines.chunksOf(rows);
+        boolean anyAdapterFamily = false;
+        for (MetricSnapshot family : sorted) anyAdapterFamily |= standIns.get(family) instanceof AdapterFamily;
+        List<AdapterLinesCache.Chunk> chunks = anyAdapterFamily ? adapterLines.chunksOf(rows) : List.of();
         int next = 0;
         for (MetricSnapshot family : sorted) {
-            AdapterFamily adapterFamily = standIns.get(family);
-            if (adapterFamily != null) {
+            Object cached = standIns.get(family);
+            if (cached instanceof AdapterFamily adapterFamily) {
                 adapterLines.write(page, adapterFamily, chunks);
+            } else if (cached instanceof EngineFamily engineFamily) {
+                engineLines.write(page, engineFamily, snapshot, rows);
             } else if (!family.getDataPoints().isEmpty()) {
                 int[] segment = segments.get(next++);
                 page.add(library, segment[0], segment[1] - segment[0]);
@@ -119,7 +141,7 @@ final class TextPageWriter {
     }
 
     private static byte[] write(PrometheusTextFormatWriter writer, MetricSnapshots snapshots, EscapingScheme escaping) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(32 * 1024);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(16 * 1024);
         try {
             writer.write(out, snapshots, escaping);
         } catch (IOException e) {
