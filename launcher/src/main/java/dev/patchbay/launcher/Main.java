@@ -2,6 +2,7 @@ package dev.patchbay.launcher;
 
 import dev.patchbay.bench.sim.SimulateCommand;
 import dev.patchbay.bench.sim.SweepCommand;
+import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.model.GenerateModelCommand;
 import dev.patchbay.router.RouteCommand;
 import dev.patchbay.server.ServeCommand;
@@ -11,7 +12,7 @@ import picocli.CommandLine.Command;
 /** The {@code patchbay} command: one jar, one subcommand per part. */
 @Command(name = "patchbay", mixinStandardHelpOptions = true, version = "Patchbay 0.1.0",
         description = "Serve many LoRA adapters on shared base models and route their traffic.",
-        subcommands = {ServeCommand.class, RouteCommand.class, SimulateCommand.class, SweepCommand.class, GenerateModelCommand.class,
+        subcommands = {ServeCommand.class, RouteCommand.class, GatewayCommand.class, SimulateCommand.class, SweepCommand.class, GenerateModelCommand.class,
                 JmhCommand.class})
 public final class Main implements Runnable {
     @Override

@@ -24,8 +24,13 @@ final class PickerProtocol {
     static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
     static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
     static final String SERVED_KEY = "x-gateway-destination-endpoint-served";
-    /** The first-ranked endpoint and up to three fallbacks: more than a data plane's retries use, in a short header. */
-    static final int MAX_DESTINATIONS = 4;
+    /**
+     * The answer names the first-ranked endpoint only. The protocol allows a comma-separated fallback list, but
+     * Envoy's ORIGINAL_DST cluster, which the gateway's and llm-d's Envoy configurations route with, takes exactly one
+     * {@code ip:port} from the header and fails the request (503, "no healthy upstream") on a list; llm-d's picker
+     * names one by default too.
+     */
+    static final int MAX_DESTINATIONS = 1;
 
     private PickerProtocol() {
     }
@@ -35,7 +40,7 @@ final class PickerProtocol {
         return List.copyOf(ranked.subList(0, Math.min(MAX_DESTINATIONS, ranked.size())));
     }
 
-    /** {@code ip:port,ip:port,...} in rank order: the value of both the header and the metadata entry. */
+    /** {@code ip:port[,ip:port...]} in rank order: the value of both the header and the metadata entry. */
     static String destinationValue(List<EndpointState> offered) {
         return offered.stream().map(s -> s.endpoint().address()).collect(Collectors.joining(","));
     }

@@ -1,0 +1,221 @@
+package dev.patchbay.launcher.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.patchbay.router.pick.Endpoint;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The Envoy configuration shipped in {@code deploy/envoy/envoy.yaml} (on the class path beside this class), read and
+ * filled in for one gateway: where Envoy listens, where the picker is, the failure mode and the pool that carries
+ * requests under FailOpen while the picker does not answer. Everything else stays as shipped, so what an operator
+ * reads in that file is what {@code patchbay gateway} runs.
+ */
+public final class EnvoyConfig {
+    static final String RESOURCE = "envoy.yaml";
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    private static final String EXT_PROC_FILTER = "envoy.filters.http.ext_proc";
+
+    /** What the InferencePool's {@code endpointPickerRef.failureMode} says, and Envoy's ext_proc does with it. */
+    public enum FailureMode {
+        /** The picker does not answer: requests go on to the pool without it. */
+        FAIL_OPEN("FailOpen"),
+        /** The picker does not answer: requests get 503. */
+        FAIL_CLOSE("FailClose");
+
+        private final String inferencePoolName;
+
+        FailureMode(String inferencePoolName) {
+            this.inferencePoolName = inferencePoolName;
+        }
+
+        /** {@code FailOpen} or {@code FailClose}, as the InferencePool and the Helm chart spell them. */
+        public String inferencePoolName() {
+            return inferencePoolName;
+        }
+
+        public static FailureMode parse(String text) {
+            for (FailureMode mode : values()) {
+                if (mode.inferencePoolName.equalsIgnoreCase(text.trim())) {
+                    return mode;
+                }
+            }
+            throw new IllegalArgumentException("failure mode must be FailOpen or FailClose, got '" + text + "'");
+        }
+    }
+
+    /**
+     * One gateway's addresses.
+     *
+     * @param listenHost where Envoy takes client requests
+     * @param listenPort its port (0: a free one, see {@link EnvoyProcess#listenerPort})
+     * @param adminPort  Envoy's admin interface on 127.0.0.1 (0: a free one)
+     * @param picker     the picker's ext_proc address (an IP literal: Envoy's static clusters take no names)
+     * @param pickerHealthPort the picker's gRPC health port, which Envoy's health checks use
+     * @param failureMode what Envoy does while the picker does not answer
+     * @param pool       the model servers (IP literals), which carry requests under FailOpen while the picker is down
+     */
+    public record Gateway(String listenHost, int listenPort, int adminPort, Endpoint picker, int pickerHealthPort, FailureMode failureMode,
+                          List<Endpoint> pool) {
+        public Gateway {
+            pool = List.copyOf(pool);
+            if (pool.isEmpty()) {
+                throw new IllegalArgumentException("the gateway needs at least one model server");
+            }
+        }
+    }
+
+    private final JsonNode root;
+
+    private EnvoyConfig(JsonNode root) {
+        this.root = root;
+    }
+
+    /** The configuration as shipped. */
+    public static EnvoyConfig shipped() {
+        try (InputStream in = EnvoyConfig.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException(RESOURCE + " is not on the class path beside " + EnvoyConfig.class);
+            }
+            return new EnvoyConfig(YAML.readTree(in));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the shipped Envoy configuration", e);
+        }
+    }
+
+    /** The shipped configuration with {@code gateway}'s addresses, as YAML Envoy reads. */
+    public static String render(Gateway gateway) {
+        ObjectNode config = shipped().root.deepCopy();
+        EnvoyConfig filled = new EnvoyConfig(config);
+        setAddress((ObjectNode) config.path("admin").path("address").path("socket_address"), "127.0.0.1",
+                gateway.adminPort());
+        setAddress((ObjectNode) filled.listener().path("address").path("socket_address"), gateway.listenHost(),
+                gateway.listenPort());
+        ((ObjectNode) filled.extProc()).put("failure_mode_allow", gateway.failureMode() == FailureMode.FAIL_OPEN);
+
+        ObjectNode pickerEndpoint = (ObjectNode) filled.cluster("picker").path("load_assignment").path("endpoints")
+                .path(0).path("lb_endpoints").path(0).path("endpoint");
+        setAddress((ObjectNode) pickerEndpoint.path("address").path("socket_address"), gateway.picker().host(),
+                gateway.picker().port());
+        ((ObjectNode) pickerEndpoint.path("health_check_config")).put("port_value", gateway.pickerHealthPort());
+
+        ArrayNode fallback = YAML.createArrayNode();
+        for (Endpoint server : gateway.pool()) {
+            ObjectNode lbEndpoint = fallback.addObject();
+            setAddress(lbEndpoint.putObject("endpoint").putObject("address").putObject("socket_address"),
+                    server.host(), server.port());
+        }
+        ((ObjectNode) filled.cluster("pool_fallback").path("load_assignment").path("endpoints").path(0))
+                .set("lb_endpoints", fallback);
+        try {
+            return YAML.writeValueAsString(config);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void setAddress(ObjectNode socketAddress, String host, int port) {
+        socketAddress.put("address", host).put("port_value", port);
+    }
+
+    /** The picker's ext_proc port, as shipped (the gateway's picker uses 9002). */
+    public int pickerPort() {
+        return pickerEndpoint().path("address").path("socket_address").path("port_value").asInt();
+    }
+
+    /** The port Envoy health-checks the picker on, as shipped (9003, the gateway picker's gRPC health port). */
+    public int pickerHealthPort() {
+        return pickerEndpoint().path("health_check_config").path("port_value").asInt();
+    }
+
+    /** The gRPC service name Envoy health-checks the picker with. */
+    public String pickerHealthService() {
+        return cluster("picker").path("health_checks").path(0).path("grpc_health_check").path("service_name").asText();
+    }
+
+    public FailureMode failureMode() {
+        return extProc().path("failure_mode_allow").asBoolean() ? FailureMode.FAIL_OPEN : FailureMode.FAIL_CLOSE;
+    }
+
+    /** The header the ORIGINAL_DST cluster routes on. */
+    public String destinationHeader() {
+        return cluster("picked_endpoint").path("original_dst_lb_config").path("http_header_name").asText();
+    }
+
+    /** The headers removed from a client's request before anything reads it. */
+    public List<String> headersRemovedFromClients() {
+        List<String> removed = new ArrayList<>();
+        for (JsonNode extension : connectionManager().path("early_header_mutation_extensions")) {
+            for (JsonNode mutation : extension.path("typed_config").path("mutations")) {
+                if (mutation.has("remove")) {
+                    removed.add(mutation.path("remove").asText().toLowerCase(Locale.ROOT));
+                }
+            }
+        }
+        return removed;
+    }
+
+    /** Each route's request timeout, in route order. */
+    public List<Duration> routeTimeouts() {
+        List<Duration> timeouts = new ArrayList<>();
+        for (JsonNode host : connectionManager().path("route_config").path("virtual_hosts")) {
+            for (JsonNode route : host.path("routes")) {
+                timeouts.add(duration(route.path("route").path("timeout").asText()));
+            }
+        }
+        return timeouts;
+    }
+
+    /** The processing mode of the ext_proc filter, field by field ({@code request_body_mode: FULL_DUPLEX_STREAMED}...). */
+    public JsonNode processingMode() {
+        return extProc().path("processing_mode");
+    }
+
+    /** Envoy's durations are written as seconds with an {@code s} ({@code 300s}, {@code 0.5s}). */
+    static Duration duration(String text) {
+        if (!text.endsWith("s")) {
+            throw new IllegalArgumentException("not an Envoy duration: '" + text + "'");
+        }
+        return Duration.ofNanos(Math.round(Double.parseDouble(text.substring(0, text.length() - 1)) * 1e9));
+    }
+
+    private JsonNode listener() {
+        return named(root.path("static_resources").path("listeners"), "gateway");
+    }
+
+    private JsonNode connectionManager() {
+        return listener().path("filter_chains").path(0).path("filters").path(0).path("typed_config");
+    }
+
+    private JsonNode extProc() {
+        return named(connectionManager().path("http_filters"), EXT_PROC_FILTER).path("typed_config");
+    }
+
+    private JsonNode cluster(String name) {
+        return named(root.path("static_resources").path("clusters"), name);
+    }
+
+    private JsonNode pickerEndpoint() {
+        return cluster("picker").path("load_assignment").path("endpoints").path(0).path("lb_endpoints").path(0)
+                .path("endpoint");
+    }
+
+    private static JsonNode named(JsonNode list, String name) {
+        for (JsonNode item : list) {
+            if (name.equals(item.path("name").asText())) {
+                return item;
+            }
+        }
+        throw new IllegalStateException("the Envoy configuration has no entry named '" + name + "'");
+    }
+}
