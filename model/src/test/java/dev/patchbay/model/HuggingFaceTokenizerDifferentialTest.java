@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Real tokenizers (Llama 3.1, Qwen3, Qwen2.5, DeepSeek V3, Gemma 3, a SentencePiece-style BPE) loaded the way a
  * model directory is, against
  * {@link HuggingFaceReference}: the same ids for every corpus text, with and without special tokens, the same decoded
- * and streamed text, and the same chat template renderings and prompt ids.
+ * and streamed text, and the same prompt ids; and their chat templates rendered as Jinja2 renders them
+ * ({@link Jinja2Reference}), which @huggingface/jinja's renderings must agree with for the prompt ids to apply.
  */
 class HuggingFaceTokenizerDifferentialTest {
     @TempDir
@@ -87,17 +88,33 @@ class HuggingFaceTokenizerDifferentialTest {
     }
 
     @TestFactory
-    Stream<DynamicNode> rendersChatTemplatesAsHuggingFaceJinja() throws Exception {
+    Stream<DynamicNode> rendersChatTemplatesAsJinja2() throws Exception {
         JsonNode ref = HuggingFaceReference.get();
         List<DynamicNode> perTokenizer = new ArrayList<>();
         for (JsonNode t : ref.get("tokenizers")) {
             if (t.get("chats").isEmpty()) continue;
             Loaded loaded = load(t);
-            perTokenizer.add(dynamicContainer(loaded.name(), each(t.get("chats"))
-                    .map(chat -> dynamicTest(chat.get("name").asText() + (chat.get("add_generation_prompt").asBoolean()
-                            ? ", generation prompt" : ", no generation prompt"), () -> checkChat(loaded, chat)))));
+            JsonNode jinja2 = jinja2Chats(t);
+            List<DynamicNode> chats = new ArrayList<>();
+            for (int i = 0; i < jinja2.size(); i++) {
+                JsonNode chat = t.get("chats").get(i), rendering = jinja2.get(i);
+                chats.add(dynamicTest(chat.get("name").asText() + (chat.get("add_generation_prompt").asBoolean()
+                        ? ", generation prompt" : ", no generation prompt"), () -> checkChat(loaded, chat, rendering)));
+            }
+            perTokenizer.add(dynamicContainer(loaded.name(), chats));
         }
         return perTokenizer.stream();
+    }
+
+    /** Jinja2's renderings of a package's conversations, in the node reference's order: the same files, the same chats. */
+    private static JsonNode jinja2Chats(JsonNode tokenizer) throws IOException, InterruptedException {
+        JsonNode jinja2 = Jinja2Reference.tokenizer(tokenizer.get("package").asText());
+        assertThat(jinja2.get("version").asText()).as("package version").isEqualTo(tokenizer.get("version").asText());
+        JsonNode chats = jinja2.get("chats");
+        assertThat(each(chats).map(c -> c.get("name").asText() + "/" + c.get("add_generation_prompt").asBoolean()))
+                .containsExactlyElementsOf(each(tokenizer.get("chats"))
+                        .map(c -> c.get("name").asText() + "/" + c.get("add_generation_prompt").asBoolean()).toList());
+        return chats;
     }
 
     @Test
@@ -130,9 +147,12 @@ class HuggingFaceTokenizerDifferentialTest {
         assertThatThrownBy(() -> checkText(loaded, wrongText)).isInstanceOf(AssertionError.class);
 
         ObjectNode chat = llama3.get("chats").get(0).deepCopy();
-        checkChat(loaded, chat);
+        ObjectNode jinja2 = jinja2Chats(llama3).get(0).deepCopy();
+        checkChat(loaded, chat, jinja2);
+        ObjectNode wrongJinja2 = jinja2.deepCopy().put("rendered", jinja2.get("rendered").asText().replace("\n\n", "\n"));
+        assertThatThrownBy(() -> checkChat(loaded, chat, wrongJinja2)).isInstanceOf(AssertionError.class);
         ObjectNode wrongChat = chat.deepCopy().put("rendered", chat.get("rendered").asText().replace("\n\n", "\n"));
-        assertThatThrownBy(() -> checkChat(loaded, wrongChat)).isInstanceOf(AssertionError.class);
+        assertThatThrownBy(() -> checkChat(loaded, wrongChat, jinja2)).isInstanceOf(AssertionError.class);
     }
 
     static void checkText(Loaded loaded, JsonNode expected) {
@@ -156,17 +176,26 @@ class HuggingFaceTokenizerDifferentialTest {
         assertThat(streamed.toString(StandardCharsets.UTF_8)).as("streamed text").isEqualTo(expected.get("streamed").asText());
     }
 
-    static void checkChat(Loaded loaded, JsonNode expected) {
+    /**
+     * Patchbay renders the conversation as Jinja2 did ({@code jinja2}) and encodes the prompt to the ids Tokenizers.js
+     * gave for the rendering of @huggingface/jinja ({@code expected}), which must be the same text: the two references
+     * agree on every real template here, and ids of another text would say nothing about this one.
+     */
+    static void checkChat(Loaded loaded, JsonNode expected, JsonNode jinja2) {
         List<ChatMessage> messages = each(expected.get("messages"))
                 .map(m -> new ChatMessage(m.get("role").asText(), m.get("content").asText())).toList();
         boolean generationPrompt = expected.get("add_generation_prompt").asBoolean();
-        if (expected.has("error")) { // the template refuses the conversation: so must we, with its message
-            assertThatThrownBy(() -> loaded.model().renderChat(messages, generationPrompt))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(expected.get("error").asText());
+        if (jinja2.has("error")) { // the template refuses the conversation: so must we, with its message
+            var thrown = assertThatThrownBy(() -> loaded.model().renderChat(messages, generationPrompt))
+                    .isInstanceOf(IllegalArgumentException.class);
+            if (Jinja2Reference.raisedByTemplate(jinja2)) thrown.hasMessageContaining(jinja2.get("error").asText());
+            assertThat(expected.has("error")).as("@huggingface/jinja refuses it too").isTrue();
             return;
         }
         String rendered = loaded.model().renderChat(messages, generationPrompt);
-        assertThat(rendered).as("rendered template").isEqualTo(expected.get("rendered").asText());
+        assertThat(rendered).as("rendered template, against Jinja2").isEqualTo(jinja2.get("rendered").asText());
+        assertThat(expected.path("rendered").asText(null)).as("@huggingface/jinja's rendering, against Jinja2's")
+                .isEqualTo(rendered);
         assertSameIds("prompt ids", ints(expected.get("prompt_ids")), loaded.tokenizer().encode(rendered, false),
                 loaded.tokenizer());
     }
