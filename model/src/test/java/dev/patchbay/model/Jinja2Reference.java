@@ -56,11 +56,7 @@ final class Jinja2Reference {
     }
 
     private static JsonNode generate() throws IOException, InterruptedException {
-        Path python = repositoryRoot().resolve(".patchbay/bin/python");
-        if (!Files.isExecutable(python)) {
-            throw RequiredTool.missing("Jinja2's virtual environment is not installed (" + python
-                    + "; scripts/third-party.sh python)");
-        }
+        Path python = RequiredTool.thirdParty("python");
         List<String> command = new ArrayList<>(List.of(python.toString(), SCRIPT.toAbsolutePath().toString(),
                 HuggingFaceReference.CONVERSATIONS.toAbsolutePath().toString(),
                 HuggingFaceReference.TEMPLATES.toAbsolutePath().toString(), OUT.toAbsolutePath().toString()));
@@ -90,13 +86,5 @@ final class Jinja2Reference {
             if (Files.isRegularFile(dir.resolve("models/tokenizer_config.json"))) out.add(dir);
         }
         return out;
-    }
-
-    /** The checkout's root, the nearest directory up from the working directory holding scripts/third-party.sh. */
-    private static Path repositoryRoot() {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("scripts/third-party.sh"))) return dir;
-        }
-        throw new AssertionError("no scripts/third-party.sh above " + Path.of("").toAbsolutePath());
     }
 }

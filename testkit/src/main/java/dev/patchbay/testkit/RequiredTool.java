@@ -30,6 +30,28 @@ public final class RequiredTool {
         throw missing(name + " is not installed (" + installHint + ")");
     }
 
+    /**
+     * A program of the field that {@code scripts/third-party.sh} installs at a pinned version into the checkout's
+     * {@code .patchbay/bin} ({@code envoy}, {@code python}, {@code llm-d-inference-sim}).
+     */
+    public static Path thirdParty(String name) {
+        Path program = repositoryRoot().resolve(".patchbay/bin").resolve(name);
+        if (!Files.isExecutable(program)) {
+            throw missing(name + " is not installed (" + program + "; scripts/third-party.sh installs it)");
+        }
+        return program;
+    }
+
+    /** The checkout's root: the nearest directory up from the working directory that holds scripts/third-party.sh. */
+    public static Path repositoryRoot() {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            if (Files.isRegularFile(dir.resolve("scripts/third-party.sh"))) {
+                return dir;
+            }
+        }
+        throw new AssertionError("no scripts/third-party.sh above " + Path.of("").toAbsolutePath());
+    }
+
     /** A test's way to say a tool it needs is absent: skipped locally, failed under CI. */
     public static RuntimeException missing(String why) {
         if (underCi()) {
