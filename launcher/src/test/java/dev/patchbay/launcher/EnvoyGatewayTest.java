@@ -33,6 +33,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -209,6 +210,16 @@ class EnvoyGatewayTest {
     }
 
     @Test
+    void aLargeBodyComesThroughWholeInChunks() throws Exception {
+        // Envoy streams a body to the picker in pieces and takes it back in pieces of at most 62,000 bytes.
+        String user = "u".repeat(1024 * 1024);
+        HttpResponse<String> r = post(failClosePort, "{\"model\":\"a3\",\"prompt\":\"the water is\","
+                + "\"max_tokens\":2,\"user\":\"" + user + "\"}", Map.of());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(JSON.readTree(r.body()).path("model").asText()).isEqualTo("a3");
+    }
+
+    @Test
     void aBodyOverTheLimitGets413AndTheGatewayKeepsServing() throws Exception {
         String prompt = "a".repeat(16 * 1024 * 1024);
         for (int port : List.of(failClosePort, failOpenPort)) {
@@ -263,6 +274,25 @@ class EnvoyGatewayTest {
         assertThat(failOpen.process().pid()).isEqualTo(openPid);
         assertThat(failClose.process().isAlive() && failOpen.process().isAlive()).isTrue();
     }
+
+    @Test
+    void theGatewayInABoxServesThroughEnvoyWithOneCommand() throws Exception {
+        LauncherProcesses.Launched box = processes.launch("gateway", "--host", "127.0.0.1", "--port", "0",
+                "--admin-port", "0", "--router-port", "0", "--ext-proc-port", "0", "--grpc-health-port", "0",
+                "--envoy", gateway.envoyBinary().toString(), "--endpoints",
+                String.join(",", servers.stream().map(p -> "localhost:" + p).toList()));
+        int port = LauncherProcesses.port(box, BOX_LISTENING);
+        int metrics = LauncherProcesses.port(box, BOX_METRICS);
+        Await.until("the box's Envoy routes through its picker", unchecked(() ->
+                post(port, completion("a1", 2, false), Map.of()).statusCode() == 200
+                        && processes.sample(metrics, "patchbay_router_picks_total", "") > 0));
+        HttpResponse<String> streamed = post(port, chat("a2", 4, true), Map.of(), true);
+        assertThat(streamed.statusCode()).isEqualTo(200);
+        checkAnswer(streamed.body(), "a2", true);
+    }
+
+    static final Pattern BOX_LISTENING = Pattern.compile("gateway listening on http://127\\.0\\.0\\.1:(\\d+)");
+    static final Pattern BOX_METRICS = Pattern.compile("router metrics on http://127\\.0\\.0\\.1:(\\d+)/metrics");
 
     // --- traffic ---------------------------------------------------------------------------------------------------
 
