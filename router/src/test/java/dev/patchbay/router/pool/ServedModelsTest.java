@@ -38,6 +38,14 @@ class ServedModelsTest {
     }
 
     @Test
+    void everyServedNameOfLlmdInferenceSimIsABaseModel() throws Exception {
+        // --served-model-name base-name alias: its pages label model_name="base-name" only
+        ServedModels list = ServedModels.parse(resource("inference-sim-served-names.json"));
+        assertThat(list.baseModels()).containsExactlyInAnyOrder("base-name", "alias");
+        assertThat(list.models()).containsExactlyInAnyOrder("base-name", "alias", "sql");
+    }
+
+    @Test
     void anEntryWithoutAParentFieldIsABaseModel() throws Exception {
         ServedModels list = ServedModels.parse("""
                 {"object":"list","data":[{"id":"base-8b","object":"model"},{"id":"alias","parent":null},
