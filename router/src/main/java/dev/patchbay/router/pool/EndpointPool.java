@@ -277,6 +277,11 @@ public final class EndpointPool implements AutoCloseable {
     private volatile long untilShownNanos;
     /** Where model lists come from, or null: none are fetched ({@link #learnServedModels}). */
     private volatile ModelsSource modelsSource;
+    /**
+     * Every endpoint's model list in list order, rebuilt when a list or the endpoint list changes (rarely), so that
+     * every decision reads it without copying.
+     */
+    private volatile Map<Endpoint, ServedModels> servedSnapshot = Map.of();
     private volatile long listIntervalNanos;
 
     /** Pages fetched with {@code fetcher}; max staleness {@link #defaultMaxStaleness}. */
@@ -470,6 +475,7 @@ public final class EndpointPool implements AutoCloseable {
             }
             slots = Map.copyOf(next);
             order = List.copyOf(wanted);
+            snapshotServedModels();
         }
         listRead = true; // after the list is in place, so that synced() never sees the flag with the old list
     }
@@ -502,6 +508,7 @@ public final class EndpointPool implements AutoCloseable {
         Endpoint endpoint = slot.status.get().endpoint();
         slot.listStartedNanos = nanoClock.getAsLong();
         slot.listedOnce = true;
+        ServedModels before = slot.served.get();
         try {
             slot.listed(source.read(endpoint), null);
         } catch (IOException | RuntimeException e) {
@@ -511,16 +518,13 @@ public final class EndpointPool implements AutoCloseable {
         } finally {
             slot.listing.set(false);
         }
+        if (!slot.served.get().equals(before)) {
+            snapshotServedModels();
+        }
     }
 
-    /** What {@code endpoint} lists on {@code /v1/models}, as last fetched; {@link ServedModels#UNKNOWN} if not in the pool. */
-    public ServedModels servedModels(Endpoint endpoint) {
-        Slot slot = slots.get(endpoint);
-        return slot == null ? ServedModels.UNKNOWN : slot.served.get();
-    }
-
-    /** Every endpoint's model list ({@link #servedModels(Endpoint)}), ready or not, in list order. */
-    public Map<Endpoint, ServedModels> servedModels() {
+    /** Rebuilds {@link #servedSnapshot} from the slots; under the pool's lock, so the last rebuild reads the last lists. */
+    private synchronized void snapshotServedModels() {
         Map<Endpoint, Slot> current = slots;
         Map<Endpoint, ServedModels> all = new LinkedHashMap<>();
         for (Endpoint endpoint : order) {
@@ -529,7 +533,18 @@ public final class EndpointPool implements AutoCloseable {
                 all.put(endpoint, slot.served.get());
             }
         }
-        return all;
+        servedSnapshot = java.util.Collections.unmodifiableMap(all);
+    }
+
+    /** What {@code endpoint} lists on {@code /v1/models}, as last fetched; {@link ServedModels#UNKNOWN} if not in the pool. */
+    public ServedModels servedModels(Endpoint endpoint) {
+        Slot slot = slots.get(endpoint);
+        return slot == null ? ServedModels.UNKNOWN : slot.served.get();
+    }
+
+    /** Every endpoint's model list ({@link #servedModels(Endpoint)}), ready or not, in list order; not to be changed. */
+    public Map<Endpoint, ServedModels> servedModels() {
+        return servedSnapshot;
     }
 
     /** Takes the endpoint out of rotation until its next good scrape (a refused connection). */
