@@ -38,6 +38,11 @@ final class LauncherProcesses implements AutoCloseable {
                 ProcessHandle.current().info().command().orElse("java"),
                 "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
         command.addAll(List.of(args));
+        return launchProgram(command);
+    }
+
+    /** Any program (a server of the field beside Patchbay's), its output collected and the process stopped alike. */
+    Launched launchProgram(List<String> command) throws IOException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         processes.add(p);
         ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();

@@ -50,6 +50,12 @@ public final class RouteCommand implements Callable<Integer> {
                     + "left out. At least --staleness (default 5s, or --staleness if longer).")
     Duration maxStaleness;
 
+    @Option(names = "--served-models-interval", paramLabel = "DURATION", converter = DurationOption.class,
+            description = "How often to read every server's /v1/models: a model some server lists goes only to the "
+                    + "servers that list it (and those whose list is not known); 0s reads none. Default: "
+                    + "servedModelsInterval in --config, else 1s.")
+    Duration servedModelsInterval;
+
     @Option(names = "--ext-proc-port", paramLabel = "PORT",
             description = "Also serve Envoy's external processor (gRPC, the Endpoint Picker Protocol) on this port; "
                     + "the gateway's endpoint picker uses 9002. Off unless given.")
@@ -115,7 +121,9 @@ public final class RouteCommand implements Callable<Integer> {
             return new RouterOptions(host, port, source, routerConfig, scrapeInterval, staleness,
                     maxStaleness == null ? RouterOptions.defaultMaxStaleness(staleness) : maxStaleness,
                     extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort,
-                    grpcHealthPort == null ? RouterOptions.NO_EXT_PROC : grpcHealthPort);
+                    grpcHealthPort == null ? RouterOptions.NO_EXT_PROC : grpcHealthPort,
+                    servedModelsInterval != null ? servedModelsInterval
+                            : RouterOptions.servedModelsInterval(routerConfig));
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }

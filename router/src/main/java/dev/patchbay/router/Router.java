@@ -7,6 +7,7 @@ import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.MetricsFetcher;
+import dev.patchbay.router.pool.ModelsFetcher;
 import dev.patchbay.router.proxy.ProxyHandler;
 import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.OpenAiError;
@@ -20,6 +21,7 @@ import io.helidon.webserver.WebServer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpClient;
+import java.time.Duration;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -48,6 +50,11 @@ public final class Router implements AutoCloseable {
         MetricsFetcher fetcher = new MetricsFetcher(scrapeClient, options.staleness());
         pool = new EndpointPool(options.endpoints(), EndpointPool.pages(fetcher::fetch), options.scrapeInterval(),
                 options.staleness(), options.maxStaleness(), metrics::scrapeFailed, System::nanoTime);
+        Duration listInterval = options.servedModelsInterval();
+        if (!listInterval.isZero()) {
+            // bounded by the interval: at most one list fetch per endpoint is in flight anyway
+            pool.learnServedModels(new ModelsFetcher(scrapeClient, listInterval)::fetch, listInterval);
+        }
         metrics.watch(pool);
         picker = options.config().createPicker(random);
         for (var filter : picker.filters()) {

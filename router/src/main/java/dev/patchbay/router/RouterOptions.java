@@ -24,12 +24,21 @@ import java.time.Duration;
  * @param healthPort     a port of its own for the external processor's gRPC health services (the gateway's picker
  *                       has them on 9003), beside the ext_proc port that has them too; {@link #NO_EXT_PROC} for none;
  *                       only with an external processor
+ * @param servedModelsInterval how often every endpoint's {@code /v1/models} is read, to send a model only where it
+ *                       is listed ({@link dev.patchbay.router.route.ModelCatalog#servedBy}); zero reads none. The
+ *                       constructors without it take the config's {@code servedModelsInterval}, else
+ *                       {@link #DEFAULT_SERVED_MODELS_INTERVAL}
  */
 public record RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
                             Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort,
-                            int healthPort) {
+                            int healthPort, Duration servedModelsInterval) {
     public static final int NO_EXT_PROC = -1;
     public static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(50);
+    /**
+     * A server's model list changes only when an adapter is loaded or unloaded: once a second costs it nothing, and an
+     * adapter loaded at run time is sent requests a second after its load at most.
+     */
+    public static final Duration DEFAULT_SERVED_MODELS_INTERVAL = Duration.ofSeconds(1);
     public static final Duration DEFAULT_STALENESS = Duration.ofMillis(200);
     public static final Duration DEFAULT_MAX_STALENESS = EndpointPool.DEFAULT_MAX_STALENESS;
 
@@ -51,6 +60,22 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
                     + " ms) must be at least the scrape interval (" + scrapeInterval.toMillis() + " ms)");
         }
         EndpointPool.checkStaleness(staleness, maxStaleness);
+        if (servedModelsInterval == null || servedModelsInterval.isNegative()) {
+            throw new IllegalArgumentException("the served models interval must be 0 (off) or more");
+        }
+    }
+
+    /** The served models interval of {@code config}, else {@link #DEFAULT_SERVED_MODELS_INTERVAL}. */
+    public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
+                         Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort,
+                         int healthPort) {
+        this(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, extProcPort, healthPort,
+                servedModelsInterval(config));
+    }
+
+    /** The config's {@code servedModelsInterval}, else {@link #DEFAULT_SERVED_MODELS_INTERVAL}. */
+    public static Duration servedModelsInterval(RouterConfig config) {
+        return config.servedModelsInterval() != null ? config.servedModelsInterval() : DEFAULT_SERVED_MODELS_INTERVAL;
     }
 
     /** No health port of its own. */
@@ -82,20 +107,26 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
                 DEFAULT_STALENESS);
     }
 
+    /** The new config, with its served models interval ({@link #servedModelsInterval(RouterConfig)}). */
     public RouterOptions withConfig(RouterConfig newConfig) {
         return new RouterOptions(host, port, endpoints, newConfig, scrapeInterval, staleness, maxStaleness,
                 extProcPort, healthPort);
+    }
+
+    public RouterOptions withServedModelsInterval(Duration interval) {
+        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness,
+                extProcPort, healthPort, interval);
     }
 
     /** New interval and staleness; the max staleness is raised to the staleness if it falls short. */
     public RouterOptions withTimings(Duration newInterval, Duration newStaleness) {
         Duration max = maxStaleness.compareTo(newStaleness) < 0 ? newStaleness : maxStaleness;
         return new RouterOptions(host, port, endpoints, config, newInterval, newStaleness, max, extProcPort,
-                healthPort);
+                healthPort, servedModelsInterval);
     }
 
     public RouterOptions withExtProcPort(int newPort) {
         return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, newPort,
-                healthPort);
+                healthPort, servedModelsInterval);
     }
 }

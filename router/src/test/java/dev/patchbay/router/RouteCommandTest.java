@@ -121,6 +121,30 @@ class RouteCommandTest {
     }
 
     @Test
+    void theServedModelsIntervalComesFromTheFlagElseTheConfigElseOneSecondAndZeroReadsNone() throws Exception {
+        RouteCommand defaults = new RouteCommand();
+        new CommandLine(defaults).parseArgs("--endpoints", "127.0.0.1:1");
+        assertThat(defaults.options().servedModelsInterval()).isEqualTo(Duration.ofSeconds(1))
+                .isEqualTo(RouterOptions.DEFAULT_SERVED_MODELS_INTERVAL);
+        Path config = Files.createTempFile("router", ".json");
+        try {
+            Files.writeString(config, "{\"servedModelsInterval\": \"5s\"}");
+            RouteCommand fromFile = new RouteCommand();
+            new CommandLine(fromFile).parseArgs("--endpoints", "127.0.0.1:1", "--config", config.toString());
+            assertThat(fromFile.options().servedModelsInterval()).isEqualTo(Duration.ofSeconds(5));
+            RouteCommand flag = new RouteCommand();
+            new CommandLine(flag).parseArgs("--endpoints", "127.0.0.1:1", "--config", config.toString(),
+                    "--served-models-interval", "0s");
+            assertThat(flag.options().servedModelsInterval()).as("the flag wins").isZero();
+        } finally {
+            Files.deleteIfExists(config);
+        }
+        StringWriter err = new StringWriter();
+        assertThat(run(err, "--endpoints", "127.0.0.1:1", "--served-models-interval", "2")).isEqualTo(2);
+        assertThat(err.toString()).contains("'2' has no unit");
+    }
+
+    @Test
     void maxStalenessDefaultsToFiveSecondsOrTheStalenessAndMayNotBeShorterThanIt() throws Exception {
         RouteCommand defaults = new RouteCommand();
         new CommandLine(defaults).parseArgs("--endpoints", "127.0.0.1:1");

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.module.SimpleModule;
+import dev.patchbay.router.DurationOption;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
@@ -18,6 +19,7 @@ import dev.patchbay.router.pick.profile.ProfileFile;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +38,8 @@ import java.util.random.RandomGenerator;
  *   "adapters": ["sql-v1", "sql-v2"],
  *   "rewrites": [{"model": "sql", "targets": [{"model": "sql-v1", "weight": 90}, {"model": "sql-v2", "weight": 10}]}],
  *   "objectives": {"batch": -1},
- *   "seed": 42
+ *   "seed": 42,
+ *   "servedModelsInterval": "1s"
  * }
  * </pre>
  * {@code profileFile} is a profile file ({@link ProfileFile}) whose profiles {@code profile} may name besides the
@@ -46,6 +49,8 @@ import java.util.random.RandomGenerator;
  * {@code adapters}, when given, is the complete list of servable adapters: other names get 400.
  * {@code objectives} maps an {@code x-gateway-inference-objective} header value to a priority;
  * a negative priority makes the request sheddable.
+ * {@code servedModelsInterval} is how often each server's {@code /v1/models} is read, a duration with a unit as on the
+ * command line ({@code "0s"} reads none); {@code route --served-models-interval} wins over it.
  */
 public record RouterConfig(String profile,
                            ProfileFile profileFile,
@@ -56,16 +61,19 @@ public record RouterConfig(String profile,
                            List<String> adapters,
                            List<ModelRewrite> rewrites,
                            Map<String, Integer> objectives,
-                           Long seed) {
+                           Long seed,
+                           Duration servedModelsInterval) {
 
-    public static final RouterConfig DEFAULT = new RouterConfig(null, null, null, null, null, null, null, null, null, null);
+    public static final RouterConfig DEFAULT =
+            new RouterConfig(null, null, null, null, null, null, null, null, null, null, null);
 
     /** The directory a relative {@code profileFile} is taken from, as a deserialization attribute. */
     private static final String BASE_DIRECTORY = "patchbay.configDirectory";
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .registerModule(new SimpleModule().addDeserializer(ProfileFile.class, new ProfileFileReader()));
+            .registerModule(new SimpleModule().addDeserializer(ProfileFile.class, new ProfileFileReader())
+                    .addDeserializer(Duration.class, new DurationReader()));
 
     /** Overrides of the residency scores; missing ones keep their default. */
     public record Residency(Double inSlot, Double inHost, Double freeSlot, Double idleSlot, Double allSlotsBusy) {
@@ -172,6 +180,28 @@ public record RouterConfig(String profile,
 
     private static double or(Double value, double fallback) {
         return value == null ? fallback : value;
+    }
+
+    /** Reads a duration as the command line writes it ({@code "500ms"}, {@code "1s"}): {@link DurationOption}. */
+    private static final class DurationReader extends StdDeserializer<Duration> {
+        DurationReader() {
+            super(Duration.class);
+        }
+
+        @Override
+        public Duration deserialize(JsonParser parser, DeserializationContext context) throws IOException {
+            String text = parser.currentToken() == com.fasterxml.jackson.core.JsonToken.VALUE_STRING
+                    ? parser.getText() : null;
+            if (text == null) {
+                throw JsonMappingException.from(parser, parser.currentName()
+                        + " must be a duration with a unit in a string (e.g. \"1s\"), got " + parser.getText());
+            }
+            try {
+                return DurationOption.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw JsonMappingException.from(parser, parser.currentName() + ": " + e.getMessage(), e);
+            }
+        }
     }
 
     /** Reads {@code "profileFile": "path"} into the checked file, relative to the config file's directory. */

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -31,7 +32,8 @@ import java.util.function.Predicate;
  * source and scrapes every endpoint concurrently, one scrape in flight per endpoint at most.
  * An endpoint is ready when its last scrape succeeded within the staleness bound; when no
  * endpoint is, those whose last good data is within the longer max-staleness bound stand in
- * ({@link #candidates}).
+ * ({@link #candidates}). With {@link #learnServedModels} it also fetches every endpoint's model list, on an interval of its
+ * own ({@link #servedModels}).
  */
 public final class EndpointPool implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(EndpointPool.class.getName());
@@ -53,6 +55,15 @@ public final class EndpointPool implements AutoCloseable {
         private final Map<String, Integer> inFlightByAdapter = new HashMap<>();
         /** Why scrapes have failed since the last good one (the latest reason), or null: logged when it changes. */
         private ScrapeFailure failingFor;
+        /** The endpoint's model list as last fetched; {@link ServedModels#UNKNOWN} before the first and after a failure. */
+        final AtomicReference<ServedModels> served = new AtomicReference<>(ServedModels.UNKNOWN);
+        /** A model list fetch is in flight (one at a time). */
+        final AtomicBoolean listing = new AtomicBoolean();
+        /** When the last model list fetch began, on the pool's clock; meaningful once {@link #listedOnce}. */
+        volatile long listStartedNanos;
+        volatile boolean listedOnce;
+        /** Why the model list is not known, or null: logged when it changes; touched only by the fetch in flight. */
+        private String listUnknownWhy;
 
         Slot(Endpoint endpoint) {
             status = new AtomicReference<>(new EndpointStatus(endpoint, null, 0, false, null));
@@ -125,6 +136,31 @@ public final class EndpointPool implements AutoCloseable {
                         : before.endpoint() + " did not answer its metrics in time (" + reason.label() + "): " + error);
             }
             failingFor = reason;
+        }
+
+        boolean listDue(long nowNanos, long intervalNanos) {
+            return !listedOnce || nowNanos - listStartedNanos >= intervalNanos;
+        }
+
+        /**
+         * A model list fetch's outcome: {@code models}, or with null, {@code why} it is not known. An unknown list
+         * restricts nothing, so a failed fetch never takes the endpoint out of rotation by itself; logged when the
+         * reason changes, as scrape failures are.
+         */
+        void listed(ServedModels models, String why) {
+            Endpoint endpoint = status.get().endpoint();
+            if (models != null && !models.known()) {
+                models = null;
+                why = "it lists no model";
+            }
+            served.set(models == null ? ServedModels.UNKNOWN : models);
+            if (models != null && listUnknownWhy != null) {
+                LOG.log(System.Logger.Level.INFO, endpoint + " lists its models again");
+            } else if (models == null && !why.equals(listUnknownWhy)) {
+                LOG.log(System.Logger.Level.WARNING, endpoint + "'s model list is not known (" + why
+                        + "); it may get requests for any model");
+            }
+            listUnknownWhy = models == null ? why : null;
         }
 
         /** Drops from {@link #unseen} the requests that {@code metrics}' per-adapter counts show. */
@@ -201,6 +237,12 @@ public final class EndpointPool implements AutoCloseable {
                 throws IOException, InterruptedException, MalformedPageException, UnusablePageException;
     }
 
+    /** Reads an endpoint's model list; {@link ModelsFetcher#fetch} in production, a stub in tests. */
+    @FunctionalInterface
+    public interface ModelsSource {
+        ServedModels read(Endpoint endpoint) throws IOException, InterruptedException;
+    }
+
     /**
      * Fetches each page with {@code fetcher} and parses it as the router does: a page that does not show the server's
      * load fails the scrape ({@link EndpointMetricsReader#readRoutable}).
@@ -233,6 +275,14 @@ public final class EndpointPool implements AutoCloseable {
     private final List<Runnable> afterRound = new CopyOnWriteArrayList<>();
     /** With {@link #countRequestsUntilShown}, how long a request the page does not show stays counted; else 0. */
     private volatile long untilShownNanos;
+    /** Where model lists come from, or null: none are fetched ({@link #learnServedModels}). */
+    private volatile ModelsSource modelsSource;
+    /**
+     * Every endpoint's model list in list order, rebuilt when a list or the endpoint list changes (rarely), so that
+     * every decision reads it without copying.
+     */
+    private volatile Map<Endpoint, ServedModels> servedSnapshot = Map.of();
+    private volatile long listIntervalNanos;
 
     /** Pages fetched with {@code fetcher}; max staleness {@link #defaultMaxStaleness}. */
     public EndpointPool(EndpointSource source, Fetcher fetcher, Duration interval, Duration staleness,
@@ -339,16 +389,40 @@ public final class EndpointPool implements AutoCloseable {
         return queue;
     }
 
+    /**
+     * From now on every endpoint's model list is read with {@code source} once per {@code interval}, in the scrape
+     * rounds (the first in an endpoint's first round), one fetch in flight per endpoint at most: what each endpoint
+     * serves changes only when an adapter is loaded or unloaded, so it is read far less often than the load. Without
+     * this call no list is known and every endpoint may get every model (the fleet simulator's servers serve all).
+     */
+    public void learnServedModels(ModelsSource source, Duration interval) {
+        if (interval.isNegative() || interval.isZero()) {
+            throw new IllegalArgumentException("the model list interval must be positive");
+        }
+        listIntervalNanos = interval.toNanos();
+        modelsSource = source;
+    }
+
     /** One round: refresh the endpoint list, then start a scrape of every idle endpoint. */
     public void tick() {
         afterRound.forEach(Runnable::run);
         refreshEndpoints();
+        ModelsSource lists = modelsSource;
+        long now = nanoClock.getAsLong();
         for (Slot slot : slots.values()) {
             if (slot.scraping.compareAndSet(false, true)) {
                 try {
                     scrapes.execute(() -> scrape(slot));
                 } catch (java.util.concurrent.RejectedExecutionException closed) {
                     slot.scraping.set(false);
+                    return;
+                }
+            }
+            if (lists != null && slot.listDue(now, listIntervalNanos) && slot.listing.compareAndSet(false, true)) {
+                try {
+                    scrapes.execute(() -> list(slot, lists));
+                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    slot.listing.set(false);
                     return;
                 }
             }
@@ -366,6 +440,11 @@ public final class EndpointPool implements AutoCloseable {
             Slot slot = current.get(endpoint);
             if (slot != null && slot.scraping.compareAndSet(false, true)) {
                 scrape(slot);
+            }
+            ModelsSource lists = modelsSource;
+            if (slot != null && lists != null && slot.listDue(nanoClock.getAsLong(), listIntervalNanos)
+                    && slot.listing.compareAndSet(false, true)) {
+                list(slot, lists);
             }
         }
         afterRound.forEach(Runnable::run);
@@ -396,6 +475,7 @@ public final class EndpointPool implements AutoCloseable {
             }
             slots = Map.copyOf(next);
             order = List.copyOf(wanted);
+            snapshotServedModels();
         }
         listRead = true; // after the list is in place, so that synced() never sees the flag with the old list
     }
@@ -422,6 +502,49 @@ public final class EndpointPool implements AutoCloseable {
         } finally {
             slot.scraping.set(false);
         }
+    }
+
+    private void list(Slot slot, ModelsSource source) {
+        Endpoint endpoint = slot.status.get().endpoint();
+        slot.listStartedNanos = nanoClock.getAsLong();
+        slot.listedOnce = true;
+        ServedModels before = slot.served.get();
+        try {
+            slot.listed(source.read(endpoint), null);
+        } catch (IOException | RuntimeException e) {
+            slot.listed(null, e.getMessage() == null ? e.toString() : e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            slot.listing.set(false);
+        }
+        if (!slot.served.get().equals(before)) {
+            snapshotServedModels();
+        }
+    }
+
+    /** Rebuilds {@link #servedSnapshot} from the slots; under the pool's lock, so the last rebuild reads the last lists. */
+    private synchronized void snapshotServedModels() {
+        Map<Endpoint, Slot> current = slots;
+        Map<Endpoint, ServedModels> all = new LinkedHashMap<>();
+        for (Endpoint endpoint : order) {
+            Slot slot = current.get(endpoint);
+            if (slot != null) {
+                all.put(endpoint, slot.served.get());
+            }
+        }
+        servedSnapshot = java.util.Collections.unmodifiableMap(all);
+    }
+
+    /** What {@code endpoint} lists on {@code /v1/models}, as last fetched; {@link ServedModels#UNKNOWN} if not in the pool. */
+    public ServedModels servedModels(Endpoint endpoint) {
+        Slot slot = slots.get(endpoint);
+        return slot == null ? ServedModels.UNKNOWN : slot.served.get();
+    }
+
+    /** Every endpoint's model list ({@link #servedModels(Endpoint)}), ready or not, in list order; not to be changed. */
+    public Map<Endpoint, ServedModels> servedModels() {
+        return servedSnapshot;
     }
 
     /** Takes the endpoint out of rotation until its next good scrape (a refused connection). */

@@ -89,6 +89,13 @@ public final class RouterMetrics {
                         cb.call(ready.contains(s.endpoint()) ? 1 : 0, s.endpoint().address());
                     }
                 }).register(registry);
+        GaugeWithCallback.builder().name("patchbay_router_endpoint_served_models")
+                .help("Models (base models and adapters) the endpoint lists on /v1/models, as last fetched; 0 while "
+                        + "the router has no list from it, when it may get requests for any model")
+                .labelNames("endpoint")
+                .callback(cb -> pool.servedModels().forEach(
+                        (endpoint, list) -> cb.call(list.models().size(), endpoint.address())))
+                .register(registry);
         GaugeWithCallback.builder().name("patchbay_router_endpoint_prompt_tokens_in_flight")
                 .help("Estimated prompt tokens of requests sent to the endpoint with no byte of answer yet")
                 .labelNames("endpoint")

@@ -15,6 +15,7 @@ import dev.patchbay.router.pick.SlotWaitQueue;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.RequestInFlight;
+import dev.patchbay.router.pool.ServedModels;
 
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,9 @@ import java.util.function.Predicate;
  *
  * <p>A request is sheddable when it carries {@code x-patchbay-sheddable: true}, or an
  * {@code x-gateway-inference-objective} whose configured priority is negative (the gateway's
- * meaning of sheddable). Model names are classified by {@link ModelCatalog}.
+ * meaning of sheddable). Model names are classified by {@link ModelCatalog}, which also says where a model is served:
+ * a request is decided only among the endpoints that list its model on {@code /v1/models} when any does
+ * ({@link ModelCatalog#servedBy}), whichever face asks.
  */
 public final class RouteDecider {
     public static final String SHEDDABLE_HEADER = "x-patchbay-sheddable";
@@ -105,13 +108,30 @@ public final class RouteDecider {
                 throw new IllegalStateException("re-serialising a parsed body failed", e);
             }
         }
-        ModelCatalog.Kind kind = catalog.classify(model, pool.statuses());
+        Map<Endpoint, ServedModels> lists = pool.servedModels();
+        ModelCatalog.Kind kind = catalog.classify(model, pool.statuses(), lists.values());
         if (kind == ModelCatalog.Kind.UNKNOWN) {
             return RouteDecision.refuse(OpenAiError.badRequest("the model '" + model + "' does not exist", "model",
                     "model_not_found"), null);
         }
         PickRequest request = new PickRequest(model, kind == ModelCatalog.Kind.BASE_MODEL, isSheddable(header));
-        return pick(request, forwarded, forwarded != body, PromptSize.estimateTokens(json), eligible);
+        return pick(request, forwarded, forwarded != body, PromptSize.estimateTokens(json),
+                both(eligible, catalog.servedBy(model, lists)));
+    }
+
+    /** Endpoints both accept; a value when both are (records), so that equal requests' repick keys are equal. */
+    private static Predicate<Endpoint> both(Predicate<Endpoint> first, Predicate<Endpoint> second) {
+        if (second == ANY_ENDPOINT) {
+            return first;
+        }
+        return first == ANY_ENDPOINT ? second : new Both(first, second);
+    }
+
+    private record Both(Predicate<Endpoint> first, Predicate<Endpoint> second) implements Predicate<Endpoint> {
+        @Override
+        public boolean test(Endpoint endpoint) {
+            return first.test(endpoint) && second.test(endpoint);
+        }
     }
 
     /**

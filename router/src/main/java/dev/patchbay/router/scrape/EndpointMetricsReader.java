@@ -5,6 +5,7 @@ import dev.patchbay.router.prom.MetricsPage;
 import dev.patchbay.router.prom.PrometheusTextParser;
 import dev.patchbay.router.prom.Sample;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -113,20 +114,53 @@ public final class EndpointMetricsReader {
         return Math.min(max, 1.0);
     }
 
-    /** The legacy gauge: the series with the largest value (the latest update) wins. */
+    /**
+     * The legacy gauge. Each change of a server's running or waiting adapters writes a series whose value is the time
+     * of the change, and old series stay on the page: the newest value is the server's state. vLLM and
+     * llm-d-inference-sim write that time in whole seconds, so a request that ends and another that starts within one
+     * second leave several series with the newest value, in an order on the page that follows their label values and
+     * says nothing about which came last. Any of them may be the latest, but not one whose adapters could not all have
+     * a request on the page's own queues (more adapters running than requests running): that leaves, e.g., only the
+     * empty series on an idle server. The remaining ones are read as one, their adapters joined: an adapter that had a
+     * request within that second is still loaded (a server evicts an idle adapter only when its slot is needed), so
+     * its next request is best sent here; the cost is that such a slot counts as busy until the page changes. When no
+     * series fits the queues (the gauges are updated a moment apart), every tied series is joined.
+     */
     private static void readLegacy(MetricsPage page, EndpointMetrics.Builder out) {
-        Sample latest = null;
+        List<Sample> newest = new ArrayList<>();
         for (Sample s : page.samples(MetricFamilies.LORA_INFO)) {
-            if (!Double.isNaN(s.value()) && (latest == null || s.value() > latest.value())) {
-                latest = s;
+            if (Double.isNaN(s.value())) {
+                continue;
+            }
+            if (!newest.isEmpty() && s.value() > newest.getFirst().value()) {
+                newest.clear();
+            }
+            if (newest.isEmpty() || s.value() == newest.getFirst().value()) {
+                newest.add(s);
             }
         }
-        if (latest == null) {
+        if (newest.isEmpty()) {
             return;
         }
-        out.activeAdapters(splitAdapters(latest.label("running_lora_adapters")));
-        out.waitingAdapters(splitAdapters(latest.label("waiting_lora_adapters")));
-        out.maxLora(parseCount(latest.label("max_lora")));
+        List<Sample> possible = newest;
+        if (newest.size() > 1 && page.hasFamily(MetricFamilies.RUNNING) && page.hasFamily(MetricFamilies.WAITING)) {
+            int running = sumAsInt(page.samples(MetricFamilies.RUNNING));
+            int waiting = sumAsInt(page.samples(MetricFamilies.WAITING));
+            possible = newest.stream()
+                    .filter(s -> splitAdapters(s.label("running_lora_adapters")).size() <= running
+                            && splitAdapters(s.label("waiting_lora_adapters")).size() <= waiting)
+                    .toList();
+            if (possible.isEmpty()) {
+                possible = newest;
+            }
+        }
+        int maxLora = 0;
+        for (Sample s : possible) {
+            out.activeAdapters(splitAdapters(s.label("running_lora_adapters")));
+            out.waitingAdapters(splitAdapters(s.label("waiting_lora_adapters")));
+            maxLora = Math.max(maxLora, parseCount(s.label("max_lora")));
+        }
+        out.maxLora(maxLora);
     }
 
     private static void readResidency(MetricsPage page, EndpointMetrics.Builder out) {

@@ -43,6 +43,18 @@ class RouterConfigTest {
     }
 
     @Test
+    void theServedModelsIntervalIsADurationWithAUnit() throws Exception {
+        assertThat(RouterConfig.parse("{\"servedModelsInterval\": \"250ms\"}").servedModelsInterval())
+                .isEqualTo(java.time.Duration.ofMillis(250));
+        assertThat(RouterConfig.parse("{\"servedModelsInterval\": \"0s\"}").servedModelsInterval()).isZero();
+        assertThat(RouterConfig.parse("{}").servedModelsInterval()).isNull();
+        assertThatThrownBy(() -> RouterConfig.parse("{\"servedModelsInterval\": \"5\"}"))
+                .isInstanceOf(IOException.class).hasMessageContaining("'5' has no unit");
+        assertThatThrownBy(() -> RouterConfig.parse("{\"servedModelsInterval\": 5}"))
+                .isInstanceOf(IOException.class).hasMessageContaining("duration with a unit");
+    }
+
+    @Test
     void emptyConfigMeansDefaults() throws Exception {
         RouterConfig config = RouterConfig.parse("{}");
         assertThat(config.profile()).isEqualTo("patchbay");

@@ -572,4 +572,121 @@ class EndpointPoolTest {
         Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                 java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
+
+    private static ServedModels listing(String base, String... adapters) {
+        Set<String> all = new java.util.HashSet<>(Set.of(adapters));
+        all.add(base);
+        return new ServedModels(all, Set.of(base));
+    }
+
+    @Test
+    void modelListsAreReadOnTheirOwnIntervalAndAFailedReadOnlyForgetsTheList() {
+        List<Endpoint> list = endpoints(2);
+        Endpoint first = list.get(0), second = list.get(1);
+        AtomicLong now = new AtomicLong();
+        Map<Endpoint, AtomicInteger> reads = new ConcurrentHashMap<>();
+        Map<Endpoint, AtomicReference<Object>> answers = Map.of(
+                first, new AtomicReference<>(listing("base", "x")),
+                second, new AtomicReference<>(new IOException("/v1/models answered HTTP 404")));
+        AtomicInteger scrapes = new AtomicInteger();
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), (e, ids) -> {
+            scrapes.incrementAndGet();
+            return EndpointMetrics.EMPTY;
+        }, Duration.ofMillis(50), Duration.ofHours(1), e -> { }, now::get)) {
+            pool.learnServedModels(endpoint -> {
+                reads.computeIfAbsent(endpoint, e -> new AtomicInteger()).incrementAndGet();
+                Object answer = answers.get(endpoint).get();
+                if (answer instanceof IOException failure) {
+                    throw failure;
+                }
+                return (ServedModels) answer;
+            }, Duration.ofSeconds(1));
+            assertThat(pool.servedModels(first)).as("before the first read").isEqualTo(ServedModels.UNKNOWN);
+
+            pool.scrapeNow();
+            assertThat(pool.servedModels(first).models()).containsExactlyInAnyOrder("base", "x");
+            assertThat(pool.servedModels(second)).as("a server without the path").isEqualTo(ServedModels.UNKNOWN);
+            assertThat(pool.readyStates()).as("no list is no reason to stop routing there").hasSize(2);
+
+            now.addAndGet(Duration.ofMillis(999).toNanos());
+            pool.scrapeNow();
+            pool.scrapeNow();
+            assertThat(scrapes.get()).isEqualTo(6);
+            assertThat(reads.get(first).get()).as("not due within the interval").isOne();
+            assertThat(reads.get(second).get()).isOne();
+
+            answers.get(first).set(new IOException("connection refused"));
+            answers.get(second).set(listing("base"));
+            now.addAndGet(Duration.ofMillis(1).toNanos());
+            pool.scrapeNow();
+            assertThat(reads.get(first).get()).isEqualTo(2);
+            assertThat(pool.servedModels(first)).as("a failed read forgets the list").isEqualTo(ServedModels.UNKNOWN);
+            assertThat(pool.servedModels(second).models()).containsExactly("base");
+            assertThat(pool.servedModels()).containsOnlyKeys(first, second);
+
+            answers.get(first).set(new ServedModels(Set.of(), Set.of()));
+            now.addAndGet(Duration.ofSeconds(1).toNanos());
+            pool.scrapeNow();
+            assertThat(pool.servedModels(first)).as("an empty list says nothing").isEqualTo(ServedModels.UNKNOWN);
+            assertThat(pool.readyStates()).hasSize(2);
+
+            pool.setEndpoints(List.of(second));
+            assertThat(pool.servedModels(first)).isEqualTo(ServedModels.UNKNOWN);
+            assertThat(pool.servedModels()).containsOnlyKeys(second);
+        }
+    }
+
+    @Test
+    void withoutModelListsEveryListIsUnknownAndNoneIsRead() {
+        List<Endpoint> list = endpoints(1);
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), (e, ids) -> EndpointMetrics.EMPTY,
+                Duration.ofMillis(50), Duration.ofHours(1), e -> { }, () -> 0L)) {
+            pool.scrapeNow();
+            assertThat(pool.servedModels()).containsExactly(Map.entry(list.getFirst(), ServedModels.UNKNOWN));
+        }
+    }
+
+    @Test
+    void modelListsChangingWhileEightThreadsReadThemAreAlwaysWholeLists() throws Exception {
+        List<Endpoint> list = endpoints(3);
+        ServedModels even = listing("base", "x", "y"), odd = listing("base", "z");
+        AtomicInteger reads = new AtomicInteger();
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(1),
+                Duration.ofSeconds(5), e -> { })) {
+            pool.learnServedModels(endpoint -> {
+                int n = reads.incrementAndGet();
+                if (n % 5 == 0) {
+                    throw new IOException("refused");
+                }
+                return n % 2 == 0 ? even : odd;
+            }, Duration.ofNanos(1));
+            pool.start();
+            awaitTrue("every endpoint ready", () -> pool.readyStates().size() == 3);
+            int until = reads.get() + 300;
+            List<Thread> readers = new ArrayList<>();
+            ConcurrentHashMap<String, Boolean> seen = new ConcurrentHashMap<>();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            for (int t = 0; t < 8; t++) {
+                readers.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        while (reads.get() < until) {
+                            for (var entry : pool.servedModels().entrySet()) {
+                                ServedModels m = entry.getValue();
+                                assertThat(m).isIn(even, odd, ServedModels.UNKNOWN);
+                                seen.put(m == even ? "even" : m == odd ? "odd" : "unknown", true);
+                            }
+                            assertThat(pool.readyStates()).hasSize(3);
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }));
+            }
+            for (Thread reader : readers) {
+                reader.join();
+            }
+            assertThat(failure.get()).isNull();
+            assertThat(seen.keySet()).as("the lists changed under the readers").contains("even", "odd");
+        }
+    }
 }

@@ -39,6 +39,8 @@ public final class FakeModelServer implements AutoCloseable {
     /** Completions are read, counted, then the connection is dropped unanswered (a server dying mid-request). */
     volatile boolean hangUpOnCompletions;
     final List<String> models = new CopyOnWriteArrayList<>();
+    /** What /v1/models lists: the first the base model, the others its adapters; none by default (no list). */
+    volatile List<String> listed = List.of();
     final List<String> metricsQueries = new CopyOnWriteArrayList<>();
     final AtomicInteger completions = new AtomicInteger();
 
@@ -109,7 +111,14 @@ public final class FakeModelServer implements AutoCloseable {
     }
 
     private void modelsList(HttpExchange exchange) throws IOException {
-        send(exchange, 200, "application/json", "{\"object\":\"list\",\"data\":[],\"served_by\":\"" + name + "\"}");
+        List<String> names = listed;
+        StringBuilder data = new StringBuilder();
+        for (String model : names) {
+            data.append(data.isEmpty() ? "" : ",").append("{\"id\":\"").append(model).append("\",\"parent\":")
+                    .append(model.equals(names.getFirst()) ? "null" : "\"" + names.getFirst() + "\"").append('}');
+        }
+        send(exchange, 200, "application/json", "{\"object\":\"list\",\"data\":[" + data + "],\"served_by\":\""
+                + name + "\"}");
     }
 
     private void completion(HttpExchange exchange) throws IOException {

@@ -76,6 +76,31 @@ class ProxyTest {
     }
 
     @Test
+    void aModelOnlyOneServerListsGoesOnlyThereEvenWhereTheOtherLooksBetter() throws Exception {
+        FakeModelServer idle = server("idle", FakeModelServer.page(0, 0.0));
+        FakeModelServer busy = server("busy", FakeModelServer.page(6, 0.7));
+        idle.listed = List.of("base", "sql");
+        busy.listed = List.of("base", "sql", "loaded-later");
+        RouterHarness router = router(RouterConfig.DEFAULT, idle, busy);
+        router.awaitReady(2);
+        RouterHarness.await("the router counts busy's list", () -> {
+            try {
+                return router.get("/metrics").body().contains(
+                        "patchbay_router_endpoint_served_models{endpoint=\"" + busy.address() + "\"} 3.0");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        for (int i = 0; i < 6; i++) {
+            HttpResponse<String> response = router.complete("loaded-later");
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(servedBy(response)).isEqualTo("busy");
+        }
+        assertThat(idle.completions.get()).isZero();
+        assertThat(servedBy(router.complete("sql"))).as("both list sql: the idle one").isEqualTo("idle");
+    }
+
+    @Test
     void streamsServerSentEventsAsTheyArrive() throws Exception {
         FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "sql"));
         CountDownLatch gate = new CountDownLatch(1);

@@ -8,10 +8,17 @@ import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import org.junit.jupiter.api.Test;
 
+import dev.patchbay.router.pool.EndpointPool;
+import dev.patchbay.router.pool.EndpointSource;
+import dev.patchbay.router.pool.ServedModels;
+
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,5 +58,25 @@ class RouterMetricsTest {
 
         assertThat(page(metrics)).contains("patchbay_router_lora_drains_started_total 1.0")
                 .contains("patchbay_router_lora_drain{adapter=\"a\",endpoint=\"10.0.0.1:3\",for_adapter=\"hot\"} 1.0");
+    }
+
+    @Test
+    void eachEndpointsListedModelsAreCountedAndAnUnknownListIsZero() throws Exception {
+        Endpoint listing = new Endpoint("10.0.0.1", 1), failing = new Endpoint("10.0.0.1", 2);
+        try (EndpointPool pool = new EndpointPool(EndpointSource.of(List.of(listing, failing)),
+                (e, ids) -> EndpointMetrics.EMPTY, Duration.ofMillis(50), Duration.ofHours(1), e -> { }, () -> 0L)) {
+            pool.learnServedModels(endpoint -> {
+                if (endpoint.equals(failing)) {
+                    throw new IOException("/v1/models answered HTTP 404");
+                }
+                return new ServedModels(Set.of("base", "a", "b"), Set.of("base"));
+            }, Duration.ofSeconds(1));
+            RouterMetrics metrics = new RouterMetrics();
+            metrics.watch(pool);
+            pool.scrapeNow();
+            assertThat(page(metrics))
+                    .contains("patchbay_router_endpoint_served_models{endpoint=\"10.0.0.1:1\"} 3.0")
+                    .contains("patchbay_router_endpoint_served_models{endpoint=\"10.0.0.1:2\"} 0.0");
+        }
     }
 }

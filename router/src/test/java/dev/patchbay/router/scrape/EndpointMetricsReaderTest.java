@@ -9,6 +9,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -59,6 +61,84 @@ class EndpointMetricsReaderTest {
                 """);
         assertThat(m.activeAdapters()).isEmpty();
         assertThat(m.maxLora()).isEqualTo(2);
+    }
+
+    // The three pages below are llm-d-inference-sim v0.10.2's own (max-loras 2, adapters a1..a3), each caught with
+    // several lora_requests_info series at the newest whole second.
+
+    @Test
+    void anAdapterStartedInTheSecondAnotherEndedIsSeenRunning() throws Exception {
+        // a2 ran one token and ended, then a1 started, within one second: "", a1 and a2 share the newest value, the
+        // empty one first on the page. Taking the first hid a1 for as long as it ran.
+        String page = page("inference-sim-hidden-running.txt");
+        assertThat(page.lines().filter(l -> l.startsWith("vllm:lora_requests_info{")).findFirst().orElseThrow())
+                .contains("running_lora_adapters=\"\"");
+        EndpointMetrics m = reader.readRoutable(page, AdapterIds.UNPOOLED);
+        assertThat(m.runningRequests()).isEqualTo(1);
+        assertThat(m.activeAdapters()).as("a1 runs; a2 ran within the second and is still loaded")
+                .containsExactlyInAnyOrder("a1", "a2");
+        assertThat(m.waitingAdapters()).isEmpty();
+        assertThat(m.maxLora()).isEqualTo(2);
+        assertThat(m.modelName()).isEqualTo("base");
+        assertThat(LoraPlacement.of(m, "a1")).isEqualTo(LoraPlacement.IN_SLOT);
+    }
+
+    @Test
+    void anIdleServerWhoseLastRequestsEndedInOneSecondShowsNoAdapterRunning() throws Exception {
+        // a1 and a2 ran together and both ended within one second: "", a1, "a1,a2" and a2 tie; with no request on
+        // the queues only the empty series can be the latest.
+        EndpointMetrics m = reader.readRoutable(page("inference-sim-idle-after-tie.txt"), AdapterIds.UNPOOLED);
+        assertThat(m.runningRequests()).isZero();
+        assertThat(m.waitingRequests()).isZero();
+        assertThat(m.activeAdapters()).isEmpty();
+        assertThat(m.waitingAdapters()).isEmpty();
+        assertThat(LoraPlacement.of(m, "a3")).isEqualTo(LoraPlacement.FREE_SLOT);
+    }
+
+    @Test
+    void anAdapterWaitingForASlotIsSeenWaiting() throws Exception {
+        // a1 then a2 took both slots and a3 queued, within one second: a1, "a1,a2" and "a1,a2" with a3 waiting tie.
+        EndpointMetrics m = reader.readRoutable(page("inference-sim-waiting-adapter.txt"), AdapterIds.UNPOOLED);
+        assertThat(m.runningRequests()).isEqualTo(2);
+        assertThat(m.waitingRequests()).isEqualTo(1);
+        assertThat(m.activeAdapters()).containsExactlyInAnyOrder("a1", "a2");
+        assertThat(m.waitingAdapters()).containsExactly("a3");
+        assertThat(LoraPlacement.of(m, "a3")).isEqualTo(LoraPlacement.IN_HOST);
+        assertThat(LoraPlacement.of(m, "other")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+    }
+
+    @Test
+    void tiedLegacySeriesReadTheSameInAnyPageOrder() throws Exception {
+        List<String> lines = new ArrayList<>(page("inference-sim-waiting-adapter.txt").lines().toList());
+        EndpointMetrics asServed = reader.read(String.join("\n", lines) + "\n");
+        List<String> series = lines.stream().filter(l -> l.startsWith("vllm:lora_requests_info{")).toList();
+        lines.removeAll(series);
+        List<String> reversed = new ArrayList<>(series.reversed());
+        lines.addAll(reversed);
+        assertThat(reader.read(String.join("\n", lines) + "\n")).isEqualTo(asServed);
+    }
+
+    @Test
+    void tiedLegacySeriesThatNoneFitTheQueuesAreAllJoined() throws Exception {
+        // the queue gauges and the LoRA gauge are written a moment apart: a page may catch one ahead of the other
+        EndpointMetrics m = reader.read("""
+                vllm:num_requests_running{model_name="base"} 0
+                vllm:num_requests_waiting{model_name="base"} 0
+                vllm:lora_requests_info{max_lora="2",running_lora_adapters="a",waiting_lora_adapters=""} 7
+                vllm:lora_requests_info{max_lora="2",running_lora_adapters="a,b",waiting_lora_adapters=""} 7
+                vllm:lora_requests_info{max_lora="2",running_lora_adapters="c",waiting_lora_adapters=""} 6
+                """);
+        assertThat(m.activeAdapters()).containsExactlyInAnyOrder("a", "b");
+    }
+
+    @Test
+    void tiedLegacySeriesOnAPageWithoutQueuesAreAllJoined() throws Exception {
+        EndpointMetrics m = reader.read("""
+                vllm:lora_requests_info{max_lora="2",running_lora_adapters="",waiting_lora_adapters=""} 7
+                vllm:lora_requests_info{max_lora="2",running_lora_adapters="a",waiting_lora_adapters="b"} 7
+                """);
+        assertThat(m.activeAdapters()).containsExactly("a");
+        assertThat(m.waitingAdapters()).containsExactly("b");
     }
 
     @Test
