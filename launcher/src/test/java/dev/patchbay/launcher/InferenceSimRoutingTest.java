@@ -2,7 +2,9 @@ package dev.patchbay.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.launcher.InferenceSimFleet.Server;
+import dev.patchbay.launcher.gateway.EnvoyConfig;
 import dev.patchbay.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,59 +20,105 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two llm-d-inference-sim servers and one {@code patchbay serve} ({@link InferenceSimFleet}) behind a
- * {@code patchbay route} process: the router reads the simulator's pages (whole-second {@code lora_requests_info}
- * series, no residency families) and model lists as it reads Patchbay's. Where a request landed is read from the
- * servers' own counters, not from the router.
+ * Two llm-d-inference-sim servers and one {@code patchbay serve} ({@link InferenceSimFleet}) behind Patchbay's
+ * router, twice over: a {@code patchbay route} process as the reverse proxy, and a real Envoy with a
+ * {@code patchbay route --ext-proc-port} process as its picker ({@link EnvoyGateway}). The router reads the
+ * simulator's pages (whole-second {@code lora_requests_info} series, no residency families) and model lists as it
+ * reads Patchbay's. Where a request landed is read from the servers' own counters, not from the router.
  */
 class InferenceSimRoutingTest {
     static final Duration STALENESS = Duration.ofSeconds(1);
     static final String LISTED = "patchbay_router_endpoint_served_models";
 
+    /** Where clients send requests, and where that path's router shows its own metrics. */
+    record Front(String name, int requestPort, int routerPort) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
     @TempDir
     static Path dir;
     static InferenceSimFleet fleet;
-    static final LauncherProcesses router = new LauncherProcesses();
-    static int routerPort;
+    static final LauncherProcesses routers = new LauncherProcesses();
+    static EnvoyGateway gateway;
+    static final List<Front> fronts = new ArrayList<>();
     static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    static List<Front> fronts() {
+        return fronts;
+    }
 
     @BeforeAll
     static void start() throws Exception {
         fleet = InferenceSimFleet.start(dir);
-        LauncherProcesses.Launched route = router.launch("route", "--host", "127.0.0.1", "--port", "0",
+        LauncherProcesses.Launched route = routers.launch("route", "--host", "127.0.0.1", "--port", "0",
                 "--staleness", STALENESS.toMillis() + "ms", "--endpoints", fleet.endpoints());
-        routerPort = LauncherProcesses.port(route, LauncherProcesses.ROUTING);
-        router.awaitReady(routerPort, 3);
-        // base model and both adapters on every server
-        for (Server server : fleet.servers()) {
-            Await.until("the router to read " + server.name() + "'s model list", () -> listed(server) == 3);
+        int proxyPort = LauncherProcesses.port(route, LauncherProcesses.ROUTING);
+        fronts.add(new Front("patchbay route", proxyPort, proxyPort));
+
+        gateway = new EnvoyGateway(routers, dir, fleet.servers().stream().map(Server::port).toList(), "{}");
+        gateway.startPicker();
+        routers.awaitReady(gateway.pickerHttpPort(), 3);
+        int envoyPort = gateway.startEnvoy(EnvoyConfig.FailureMode.FAIL_CLOSE).listenerPort("gateway");
+        fronts.add(new Front("Envoy with Patchbay's picker", envoyPort, gateway.pickerHttpPort()));
+
+        for (Front front : fronts) {
+            routers.awaitReady(front.routerPort(), 3);
+            // base model and both adapters on every server
+            for (Server server : fleet.servers()) {
+                Await.until(front + " to read " + server.name() + "'s model list", () -> listed(front, server) == 3);
+            }
         }
+        Front envoy = fronts.getLast();
+        Await.until("Envoy to route through the picker", () -> {
+            try {
+                return http.send(completion(envoy.requestPort(), InferenceSimFleet.BASE, 1),
+                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            } catch (Exception e) {
+                return false;
+            }
+        });
     }
 
     @AfterAll
     static void stop() throws InterruptedException {
-        router.close();
+        if (gateway != null) {
+            gateway.close();
+        }
+        routers.close();
         if (fleet != null) {
             fleet.close();
         }
     }
 
     @AfterEach
-    void everyAnswerThroughTheRouterWasA200() throws Exception {
-        assertThat(router.sample(routerPort, "patchbay_router_responses_total", ""))
-                .isEqualTo(router.sample(routerPort, "patchbay_router_responses_total", "code=\"200\""));
+    void everyAnswerThroughEitherRouterWasA200() throws Exception {
+        for (Front front : fronts) {
+            assertThat(routers.sample(front.routerPort(), "patchbay_router_responses_total", "")).as(front.name())
+                    .isEqualTo(routers.sample(front.routerPort(), "patchbay_router_responses_total", "code=\"200\""));
+        }
     }
 
-    private static double listed(Server server) {
+    private static double listed(Front front, Server server) {
         try {
-            return router.sample(routerPort, LISTED, "endpoint=\"" + server.address() + "\"");
+            return routers.sample(front.routerPort(), LISTED, "endpoint=\"" + server.address() + "\"");
         } catch (Exception e) {
             return -1;
         }
+    }
+
+    /** How many models {@code server}'s own {@code /v1/models} lists now. */
+    private static int modelsListedBy(Server server) throws Exception {
+        String models = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/v1/models"))
+                .build(), HttpResponse.BodyHandlers.ofString()).body();
+        return new ObjectMapper().readTree(models).path("data").size();
     }
 
     private static HttpRequest completion(int port, String model, int maxTokens) {
@@ -113,8 +161,8 @@ class InferenceSimRoutingTest {
      * request routed from then on is decided on a page the server wrote after then. The router scrapes an endpoint
      * once at a time, so a scrape that ended after another ended after {@code sinceNanos} began after it.
      */
-    private static void awaitScrapeBegunAfter(Server server, long sinceNanos) {
-        awaitScrapeEndedAfter(server, awaitScrapeEndedAfter(server, sinceNanos));
+    private static void awaitScrapeBegunAfter(Front front, Server server, long sinceNanos) {
+        awaitScrapeEndedAfter(front, server, awaitScrapeEndedAfter(front, server, sinceNanos));
     }
 
     /**
@@ -122,11 +170,11 @@ class InferenceSimRoutingTest {
      * returns a moment after that end. The data's age is taken when the router answers, after the question: the
      * question's time less the age is no later than the scrape's end.
      */
-    private static long awaitScrapeEndedAfter(Server server, long sinceNanos) {
-        return Await.value("the router to scrape " + server.name() + " again", () -> {
+    private static long awaitScrapeEndedAfter(Front front, Server server, long sinceNanos) {
+        return Await.value(front + " to scrape " + server.name() + " again", () -> {
             try {
                 long asked = System.nanoTime();
-                double age = router.sample(routerPort, "patchbay_router_endpoint_data_age_seconds",
+                double age = routers.sample(front.routerPort(), "patchbay_router_endpoint_data_age_seconds",
                         "endpoint=\"" + server.address() + "\"");
                 return asked - (long) (age * 1e9) > sinceNanos ? (Long) System.nanoTime() : null;
             } catch (Exception e) {
@@ -141,8 +189,9 @@ class InferenceSimRoutingTest {
      * further sql request there. The chat request's end and the sql request's start mostly fall within one second:
      * then an empty series ties with the sql one, and the page puts it first.
      */
-    @Test
-    void requestsForAnAdapterRunningOnASimulatorLandThere() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fronts")
+    void requestsForAnAdapterRunningOnASimulatorLandThere(Front front) throws Exception {
         Server home = fleet.sims().getFirst();
         Map<Server, Double> before = successes();
         assertThat(http.send(completion(home.port(), "chat", 1), HttpResponse.BodyHandlers.ofString()).statusCode())
@@ -158,16 +207,17 @@ class InferenceSimRoutingTest {
         });
         long seen = System.nanoTime();
         System.out.println(home.name() + "'s newest lora_requests_info series: " + fleet.newestLoraSeries(home));
-        awaitScrapeBegunAfter(home, seen);
+        awaitScrapeBegunAfter(front, home, seen);
 
         int sent = 0;
         while (sent < 8 && !longRequest.isDone()) {
-            HttpResponse<String> r = http.send(completion(routerPort, "sql", 2), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(completion(front.requestPort(), "sql", 2),
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             sent++;
         }
         assertThat(longRequest.join().statusCode()).isEqualTo(200);
-        System.out.println("sql requests routed while the long one ran: " + sent);
+        System.out.println(front + ": sql requests routed while the long one ran: " + sent);
         assertThat(sent).as("the long request outlasts at least one routed request").isPositive();
         awaitCounted(before, sent + 2);
         assertThat(since(before, home)).as("requests " + home.name() + " answered, two of them sent there directly")
@@ -179,17 +229,21 @@ class InferenceSimRoutingTest {
      * destination once the router has read that simulator's model list, and only there: the other servers would
      * answer 404.
      */
-    @Test
-    void anAdapterLoadedAtRunTimeOnOneSimulatorIsSentThereOnly() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fronts")
+    void anAdapterLoadedAtRunTimeOnOneSimulatorIsSentThereOnly(Front front) throws Exception {
         Server target = fleet.sims().get(1);
+        String adapter = "loaded-later-" + fronts.indexOf(front); // each front's own, loaded while it watches
         Map<Server, Double> before = successes();
-        fleet.loadAdapter(target, "loaded-later", dir.resolve("sql"));
-        Await.until("the router to list loaded-later on " + target.name(), () -> listed(target) == 4,
-                () -> listed(target));
+        fleet.loadAdapter(target, adapter, dir.resolve("sql"));
+        int listedThere = modelsListedBy(target);
+        Await.until(front + " to list " + adapter + " on " + target.name(),
+                () -> listed(front, target) == listedThere, () -> listed(front, target));
 
         List<CompletableFuture<HttpResponse<String>>> requests = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-            requests.add(http.sendAsync(completion(routerPort, "loaded-later", 4), HttpResponse.BodyHandlers.ofString()));
+            requests.add(http.sendAsync(completion(front.requestPort(), adapter, 4),
+                    HttpResponse.BodyHandlers.ofString()));
         }
         for (CompletableFuture<HttpResponse<String>> r : requests) {
             assertThat(r.join().statusCode()).as(r.join().body()).isEqualTo(200);
@@ -199,7 +253,7 @@ class InferenceSimRoutingTest {
 
         // the base model is listed everywhere: any server may take it
         for (int i = 0; i < 3; i++) {
-            HttpResponse<String> r = http.send(completion(routerPort, InferenceSimFleet.BASE, 2),
+            HttpResponse<String> r = http.send(completion(front.requestPort(), InferenceSimFleet.BASE, 2),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         }
