@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -36,9 +37,13 @@ public final class ModelsFetcher {
             response = exchange.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             exchange.cancel(true);
-            throw new IOException("/v1/models took longer than " + timeout.toMillis() + " ms");
+            throw tookTooLong();
         } catch (ExecutionException e) {
+            // The request's own timeout and the wait above end at the same moment: either may come first.
             Throwable cause = e.getCause();
+            if (cause instanceof HttpTimeoutException) {
+                throw tookTooLong();
+            }
             throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause), cause);
         } catch (InterruptedException e) {
             exchange.cancel(true);
@@ -48,5 +53,9 @@ public final class ModelsFetcher {
             throw new IOException("/v1/models answered HTTP " + response.statusCode());
         }
         return ServedModels.parse(response.body());
+    }
+
+    private IOException tookTooLong() {
+        return new IOException("/v1/models took longer than " + timeout.toMillis() + " ms");
     }
 }
