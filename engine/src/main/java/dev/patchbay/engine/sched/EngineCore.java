@@ -98,7 +98,7 @@ public final class EngineCore {
             throw new IllegalArgumentException("the engine is configured with " + config.numKvBlocks()
                     + " KV blocks but the executor holds " + held.getAsInt());
         }
-        this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
+        this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize(), config.enablePrefixCaching(), stats);
         this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
                 model.executor(), loaderPool, clock, this::wake, stats);
         this.scheduler = new Scheduler(config, kv, tiers, stats);
@@ -342,7 +342,7 @@ public final class EngineCore {
             }
             r.recordPromptLogprobs(step.batch().sequences().get(i).startPosition(), step.result().promptLogprobs(i));
             r.numComputed += s.numTokens();
-            scheduler.registerFullBlocks(r);
+            kv.cacheFullBlocks(r.blocks, r.numComputed);
             if (r.numComputed < r.numTokens()) continue; // a prompt chunk: no token yet
             int token = step.result().nextTokens()[i];
             if (r.firstTokenNanos < 0) {
@@ -479,7 +479,7 @@ public final class EngineCore {
             if (decode) decodes++;
             else prefill += n;
             tokens += n;
-            seqs.add(new ScheduledSequence(r.id, r.tokensRange(r.numComputed, n), r.numComputed, r.blockTable(),
+            seqs.add(new ScheduledSequence(r.id, r.tokensRange(r.numComputed, n), r.numComputed, r.blocks.table(),
                     r.adapter == null ? -1 : r.adapter.slot(), sample, r.params, r.rng, r.prompt, r.numOutput));
         }
         return new Batch(seqs, tokens, prefill, decodes, plan.adapters().size(), config.blockSize());

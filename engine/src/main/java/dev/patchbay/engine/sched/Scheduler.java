@@ -4,6 +4,7 @@ import dev.patchbay.engine.EngineConfig;
 import dev.patchbay.engine.adapter.AdapterTiers;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.kv.KvCacheManager;
+import dev.patchbay.engine.kv.KvCacheManager.CachedPrefix;
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.EngineStats;
@@ -67,7 +68,7 @@ public final class Scheduler {
             Request r = running.get(i);
             int n = Math.min(r.numTokens() - r.numComputed, budget);
             boolean fits = true;
-            while (!kv.canAllocate(kv.blocksFor(r.numComputed + n) - r.numBlocks)) {
+            while (!kv.allocateSlots(r.blocks, CachedPrefix.NONE, r.numComputed + n)) {
                 Request victim = running.remove(running.size() - 1);
                 preempt(victim);
                 preempted.add(victim);
@@ -77,7 +78,6 @@ public final class Scheduler {
                 }
             }
             if (!fits) break;
-            allocate(r, n);
             scheduled.add(new Scheduled(r, n));
             budget -= n;
             i++;
@@ -101,14 +101,13 @@ public final class Scheduler {
                 }
                 // Prompt log probabilities need logits at every prompt position, so such a request (as in vLLM)
                 // computes its whole prompt rather than starting from a cached prefix.
-                if (config.enablePrefixCaching() && r.numComputed == 0 && r.numBlocks == 0
-                        && r.params.promptLogprobs() == null) {
-                    if (!reuseCachedPrefix(r, budget)) break;
-                }
-                int n = Math.min(r.numTokens() - r.numComputed, budget);
-                if (!kv.canAllocate(kv.blocksFor(r.numComputed + n) - r.numBlocks)) break;
+                CachedPrefix prefix = r.params.promptLogprobs() == null
+                        ? kv.cachedPrefix(r.blocks, r.numTokens()) : CachedPrefix.NONE;
+                int cachedTokens = prefix.numBlocks() * kv.blockSize();
+                int n = Math.min(r.numTokens() - cachedTokens, budget);
+                if (!kv.allocateSlots(r.blocks, prefix, cachedTokens + n)) break;
+                r.numComputed = cachedTokens;
                 waiting.pollFirst();
-                allocate(r, n);
                 if (a != null) {
                     stats.slotLookup(a.level() == AdapterState.Level.GPU);
                     activationNanos += tiers.activate(a, stepAdapters, loads);
@@ -126,45 +125,6 @@ public final class Scheduler {
         }
         prefetchAdapters();
         return new Plan(scheduled, preempted, stepAdapters, activationNanos);
-    }
-
-    /**
-     * Starts a request from the longest cached prefix of its tokens (always leaving one token to compute, so
-     * the step samples). Returns false, taking nothing, when the rest would not fit in the free blocks.
-     */
-    private boolean reuseCachedPrefix(Request r, int budget) {
-        int bs = kv.blockSize();
-        int maxHits = (r.numTokens() - 1) / bs;
-        int[] hits = new int[maxHits];
-        int numHits = 0, freeHits = 0;
-        while (numHits < maxHits) {
-            int b = kv.lookup(r.blockHash(numHits, bs));
-            if (b < 0) break;
-            if (kv.isFree(b)) freeHits++;
-            hits[numHits++] = b;
-        }
-        int cachedTokens = numHits * bs;
-        int n = Math.min(r.numTokens() - cachedTokens, budget);
-        if (!kv.canAllocate(kv.blocksFor(cachedTokens + n) - numHits + freeHits)) return false;
-        for (int i = 0; i < numHits; i++) {
-            kv.share(hits[i]);
-            r.addBlock(hits[i]);
-        }
-        r.numComputed = cachedTokens;
-        r.numRegistered = numHits;
-        stats.prefixCacheLookup(r.numTokens(), cachedTokens);
-        return true;
-    }
-
-    /** Registers the request's newly completed full blocks in the prefix cache. */
-    void registerFullBlocks(Request r) {
-        if (!config.enablePrefixCaching()) return;
-        int bs = kv.blockSize();
-        int full = Math.min(r.numComputed / bs, r.numBlocks);
-        while (r.numRegistered < full) {
-            kv.register(r.blocks[r.numRegistered], r.blockHash(r.numRegistered, bs));
-            r.numRegistered++;
-        }
     }
 
     /**
@@ -194,16 +154,10 @@ public final class Scheduler {
         }
     }
 
-    private void allocate(Request r, int numNewTokens) {
-        int need = kv.blocksFor(r.numComputed + numNewTokens) - r.numBlocks;
-        for (int b = 0; b < need; b++) r.addBlock(kv.allocate());
-    }
-
     /** Frees a running request's blocks and puts it back at the head of the queue, to be recomputed. */
     private void preempt(Request r) {
-        freeBlocks(r);
+        kv.free(r.blocks);
         r.numComputed = 0;
-        r.numRegistered = 0;
         r.status = Request.Status.WAITING;
         if (r.adapter != null) {
             r.adapter.running--;
@@ -211,11 +165,6 @@ public final class Scheduler {
         }
         waiting.addFirst(r);
         stats.preempted();
-    }
-
-    void freeBlocks(Request r) {
-        for (int b = 0; b < r.numBlocks; b++) kv.release(r.blocks[b]);
-        r.clearBlocks();
     }
 
     /** Takes a request out of whichever queue holds it (finish or abort). */
@@ -228,7 +177,7 @@ public final class Scheduler {
             if (r.adapter != null) r.adapter.waiting--;
         }
         if (r.adapter != null && !r.adapter.inFlight()) inFlight.remove(r.adapter);
-        freeBlocks(r);
+        kv.free(r.blocks);
     }
 
     void enqueue(Request r) {
