@@ -130,10 +130,14 @@ public final class PatchbayServer {
             for (ServerOptions.LoraModule m : modules) allowed.add(m.path().toAbsolutePath().getParent());
         }
 
+        AdapterPaths paths = new AdapterPaths(List.copyOf(allowed));
         Engine engine = Engine.start(config, model, RealClock.INSTANCE);
+        if (options.loraResolverDir() != null) {
+            engine.adapterRegistry().useResolverDirectory(options.loraResolverDir(), paths::confine);
+        }
         EngineMetrics metrics = new EngineMetrics(mo, engine::snapshot);
         engine.addListener(metrics);
-        PatchbayServer server = new PatchbayServer(options, engine, metrics, new AdapterPaths(List.copyOf(allowed)));
+        PatchbayServer server = new PatchbayServer(options, engine, metrics, paths);
         try {
             for (ServerOptions.LoraModule m : modules) server.loadStatic(m);
             // TCP_NODELAY: without it a response written in several segments waits on the client's delayed ACK
@@ -273,30 +277,21 @@ public final class PatchbayServer {
             case BASE_MODEL -> null;
             case ADAPTER -> model;
             case UNKNOWN -> {
-                if (resolvable(model) && loadThroughResolver(model)) yield model;
+                if (loadThroughResolver(model)) yield model;
                 throw new ApiException(404, ModelTarget.unknownModelMessage(model), "model");
             }
         };
-    }
-
-    /** A plain name (no path separators, no leading dot) when LoRA and the resolver directory are on. */
-    private boolean resolvable(String model) {
-        return engine.config().enableLora() && options.loraResolverDir() != null && model.matches("[A-Za-z0-9._-]+")
-                && !model.startsWith(".");
     }
 
     /** Loads {@code model} from the resolver directory; false when nothing is there, API errors for a bad one. */
     private boolean loadThroughResolver(String model) {
         CompletableFuture<?> load;
         try {
-            load = engine.loadAdapter(model, adapterPaths.confine(options.loraResolverDir().resolve(model).toString()), false);
+            load = engine.adapterRegistry().resolve(model);
         } catch (AdapterException e) {
-            return switch (e.kind()) {
-                case NOT_FOUND -> false;
-                case CONFLICT -> true; // loaded meanwhile by another request
-                case INVALID -> throw EngineErrors.of(e);
-            };
+            throw EngineErrors.of(e);
         }
+        if (load == null) return false;
         EngineErrors.awaitLoad(model, load);
         return true;
     }

@@ -1,12 +1,11 @@
 package dev.patchbay.engine.sched;
 
 import dev.patchbay.engine.EngineConfig;
-import dev.patchbay.engine.adapter.AdapterTiers;
+import dev.patchbay.engine.adapter.AdapterRegistry;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.kv.KvCacheManager;
 import dev.patchbay.engine.kv.KvCacheManager.CachedPrefix;
 import dev.patchbay.engine.stats.AdapterLoad;
-import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.EngineStats;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -31,11 +30,9 @@ public final class Scheduler {
 
     private final EngineConfig config;
     private final KvCacheManager kv;
-    private final AdapterTiers tiers;
+    private final AdapterRegistry adapters;
     final ArrayDeque<Request> waiting = new ArrayDeque<>();
     final ArrayList<Request> running = new ArrayList<>();
-    /** Adapters with requests running or waiting, kept as counts change so snapshots need not walk the queues. */
-    final java.util.LinkedHashSet<RegisteredAdapter> inFlight = new java.util.LinkedHashSet<>();
     private final EngineStats stats;
 
     /** One request's part of a step: {@code numTokens} tokens starting at its computed position. */
@@ -49,10 +46,10 @@ public final class Scheduler {
         }
     }
 
-    Scheduler(EngineConfig config, KvCacheManager kv, AdapterTiers tiers, EngineStats stats) {
+    Scheduler(EngineConfig config, KvCacheManager kv, AdapterRegistry adapters, EngineStats stats) {
         this.config = config;
         this.kv = kv;
-        this.tiers = tiers;
+        this.adapters = adapters;
         this.stats = stats;
     }
 
@@ -109,11 +106,8 @@ public final class Scheduler {
                 r.numComputed = cachedTokens;
                 waiting.pollFirst();
                 if (a != null) {
-                    stats.slotLookup(a.level() == AdapterState.Level.GPU);
-                    activationNanos += tiers.activate(a, stepAdapters, loads);
+                    activationNanos += adapters.requestScheduled(a, stepAdapters, loads);
                     stepAdapters.add(a);
-                    a.waiting--;
-                    a.running++;
                 }
                 r.status = Request.Status.RUNNING;
                 if (r.firstScheduledNanos < 0) r.firstScheduledNanos = now;
@@ -135,22 +129,22 @@ public final class Scheduler {
      */
     private boolean admissible(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters,
                                Set<RegisteredAdapter> loading) {
-        if (!tiers.isHostResident(a)) {
-            tiers.requestLoad(a);
+        if (!adapters.isHostResident(a)) {
+            adapters.requestLoad(a);
             // A load that cannot enter host memory holds no place: the room comes only from resident adapters whose
             // requests run and finish, and holding their slots would keep them from running (a deadlock).
-            if (!stepAdapters.contains(a) && tiers.hostHasRoom()) loading.add(a);
+            if (!stepAdapters.contains(a) && adapters.hostHasRoom()) loading.add(a);
             return false;
         }
         if (stepAdapters.contains(a)) return true;
-        return stepAdapters.size() + loading.size() < config.maxLoras() && tiers.canTakeSlot(a, stepAdapters);
+        return stepAdapters.size() + loading.size() < config.maxLoras() && adapters.canTakeSlot(a, stepAdapters);
     }
 
     private void prefetchAdapters() {
         int seen = 0;
         for (Request r : waiting) {
             if (++seen > PREFETCH_WINDOW) break;
-            if (r.adapter != null && !tiers.isHostResident(r.adapter)) tiers.requestLoad(r.adapter);
+            if (r.adapter != null && !adapters.isHostResident(r.adapter)) adapters.requestLoad(r.adapter);
         }
     }
 
@@ -159,10 +153,7 @@ public final class Scheduler {
         kv.free(r.blocks);
         r.numComputed = 0;
         r.status = Request.Status.WAITING;
-        if (r.adapter != null) {
-            r.adapter.running--;
-            r.adapter.waiting++;
-        }
+        if (r.adapter != null) adapters.requestPreempted(r.adapter);
         waiting.addFirst(r);
         stats.preempted();
     }
@@ -171,21 +162,17 @@ public final class Scheduler {
     void remove(Request r) {
         if (r.status == Request.Status.RUNNING) {
             running.remove(r);
-            if (r.adapter != null) r.adapter.running--;
+            if (r.adapter != null) adapters.requestLeft(r.adapter, true);
         } else if (r.status == Request.Status.WAITING) {
             waiting.remove(r);
-            if (r.adapter != null) r.adapter.waiting--;
+            if (r.adapter != null) adapters.requestLeft(r.adapter, false);
         }
-        if (r.adapter != null && !r.adapter.inFlight()) inFlight.remove(r.adapter);
         kv.free(r.blocks);
     }
 
     void enqueue(Request r) {
+        if (r.adapter != null) adapters.requestQueued(r.adapter);
         waiting.addLast(r);
-        if (r.adapter != null) {
-            r.adapter.waiting++;
-            inFlight.add(r.adapter);
-        }
     }
 
     public int numRunning() {
