@@ -4,6 +4,7 @@ import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.clock.RealClock;
+import dev.patchbay.engine.sched.SchedulerInvariants;
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
@@ -39,6 +40,7 @@ class ConcurrencyTest {
         try (Engine engine = Engine.start(config, model, RealClock.INSTANCE)) {
             SnapshotInvariants invariants = new SnapshotInvariants(engine.core());
             engine.addListener(invariants);
+            SchedulerInvariants schedulerInvariants = SchedulerInvariants.collecting(engine.core());
             for (String n : names) engine.core().loadAdapter(n, EngineFixture.writeAdapter(dir, n, n.hashCode()), false, false);
 
             Map<Long, Boolean> finished = new ConcurrentHashMap<>();
@@ -98,6 +100,8 @@ class ConcurrencyTest {
             });
             assertThat(invariants.checked).isGreaterThan(100);
             assertThat(invariants.violations).isEmpty();
+            assertThat(schedulerInvariants.steps()).isGreaterThan(100);
+            schedulerInvariants.assertHeld();
         }
     }
 }

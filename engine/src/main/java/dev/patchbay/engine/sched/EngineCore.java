@@ -66,6 +66,7 @@ public final class EngineCore {
     /** The waiting queue's length as of the last step, for admission control from other threads. */
     private volatile int waitingCount;
     private final CopyOnWriteArrayList<Consumer<EngineSnapshot>> listeners = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<Consumer<Scheduler.Plan>> planListeners = new CopyOnWriteArrayList<>();
     private final Runnable wakeup;
     private volatile boolean accepting = true;
 
@@ -228,6 +229,11 @@ public final class EngineCore {
         listeners.add(listener);
     }
 
+    /** Called on the engine thread with every step's plan, empty or not, before it executes. */
+    public void addPlanListener(Consumer<Scheduler.Plan> listener) {
+        planListeners.add(listener);
+    }
+
     public void stopAccepting() {
         accepting = false;
     }
@@ -261,6 +267,7 @@ public final class EngineCore {
         if (adapters.completeUnloads()) dirty = true;
 
         Scheduler.Plan plan = scheduler.schedule(now, loads);
+        for (Consumer<Scheduler.Plan> l : planListeners) l.accept(plan);
         if (plan.isEmpty()) {
             if (dirty || adapters.takeChanged() || !loads.isEmpty() || !finished.isEmpty()) {
                 publish(new StepStats(false, 0, -1, List.of(), List.of(), takeFinished(), takeLoads()));
@@ -461,5 +468,13 @@ public final class EngineCore {
 
     public int freeKvBlocks() {
         return kv.numFree();
+    }
+
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
+    KvCacheManager kvCache() {
+        return kv;
     }
 }
