@@ -36,6 +36,9 @@ import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /** The model server: an engine, its metrics, and the OpenAI API over HTTP. */
 public final class PatchbayServer {
@@ -61,6 +64,8 @@ public final class PatchbayServer {
     private final TokenizeHandler tokenization;
     private final List<ServerOptions.LoraModule> staticAdapters = new ArrayList<>();
     private WebServer web;
+    /** Ticks the stats line; null with {@code --disable-log-stats}. */
+    private ScheduledExecutorService statsLogging;
     private volatile boolean stopping;
     /** Guards {@link #handling}: API handlers running now, so a graceful stop waits for their last bytes. */
     private final Object handlersLock = new Object();
@@ -102,6 +107,7 @@ public final class PatchbayServer {
             server.useResolverDirectory();
             for (ServerOptions.LoraModule m : modules) server.loadStatic(m);
             server.web = server.serveHttp();
+            if (!options.disableLogStats()) server.logStats(StatsLogger.DEFAULT_INTERVAL_NANOS);
             return server;
         } catch (RuntimeException | StartupException e) {
             engine.close();
@@ -191,6 +197,18 @@ public final class PatchbayServer {
         if (options.loraResolverDir() != null) {
             engine.adapterRegistry().useResolverDirectory(options.loraResolverDir(), adapterPaths::confine);
         }
+    }
+
+    /** The periodic stats line ({@link StatsLogger}), on a daemon thread of its own. */
+    private void logStats(long intervalNanos) {
+        System.Logger log = System.getLogger(StatsLogger.class.getName());
+        StatsLogger logger = new StatsLogger(engine::snapshot, clock, line -> log.log(System.Logger.Level.INFO, line));
+        statsLogging = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("stats-logger").daemon(true).factory());
+        statsLogging.scheduleAtFixedRate(logger::tick, intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
+    }
+
+    boolean logsStats() {
+        return statsLogging != null;
     }
 
     /** HTTP: the routes below on Helidon, listening once this returns. */
@@ -378,14 +396,20 @@ public final class PatchbayServer {
                 Thread.currentThread().interrupt();
             }
         }
+        stopStatsLogging();
         web.stop();
         engine.close();
     }
 
     public void stop() {
         stopping = true;
+        stopStatsLogging();
         web.stop();
         engine.close();
+    }
+
+    private void stopStatsLogging() {
+        if (statsLogging != null) statsLogging.shutdownNow();
     }
 
     void printWelcome(PrintStream out) {
