@@ -201,8 +201,7 @@ public final class PatchbayServer {
 
     /** The periodic stats line ({@link StatsLogger}), on a daemon thread of its own. */
     private void logStats(long intervalNanos) {
-        System.Logger log = System.getLogger(StatsLogger.class.getName());
-        StatsLogger logger = new StatsLogger(engine::snapshot, clock, line -> log.log(System.Logger.Level.INFO, line));
+        StatsLogger logger = StatsLogger.toLog(engine::snapshot, clock);
         statsLogging = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("stats-logger").daemon(true).factory());
         statsLogging.scheduleAtFixedRate(logger::tick, intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
     }

@@ -17,6 +17,7 @@ import java.util.function.Supplier;
  */
 final class StatsLogger {
     static final long DEFAULT_INTERVAL_NANOS = 10_000_000_000L;
+    private static final System.Logger LOG = System.getLogger(StatsLogger.class.getName());
 
     private final Supplier<EngineSnapshot> snapshots;
     private final Clock clock;
@@ -33,6 +34,15 @@ final class StatsLogger {
         this.lastCounters = snapshots.get().counters();
         this.lastTickNanos = clock.nanos();
         this.lastGauges = gauges(snapshots.get());
+    }
+
+    /** A logger that writes its lines to the server's log, at INFO. */
+    static StatsLogger toLog(Supplier<EngineSnapshot> snapshots, Clock clock) {
+        return new StatsLogger(snapshots, clock, StatsLogger::log);
+    }
+
+    private static void log(String line) {
+        LOG.log(System.Logger.Level.INFO, line);
     }
 
     /** Writes the line for the interval since the last tick, unless the engine was idle and unchanged. */
