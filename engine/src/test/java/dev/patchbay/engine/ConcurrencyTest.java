@@ -10,7 +10,6 @@ import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;

@@ -23,6 +23,8 @@ import java.util.Set;
  * A request whose adapter is not yet in host memory is skipped the same way while its load runs off the loop, and
  * its adapter counts toward the step's set meanwhile, so later requests of other adapters do not take its slot; not
  * while host memory has no room for it, since that room comes only from requests of resident adapters that run.
+ * Blocks and cached prefixes come from the {@link KvCacheManager}; residency, slots and adapter counts are the
+ * {@link AdapterRegistry}'s, told of every request that is queued, scheduled, preempted or gone.
  */
 public final class Scheduler {
     /** Waiting requests whose adapters are fetched ahead of their turn. */
