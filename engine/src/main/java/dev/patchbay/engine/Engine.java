@@ -1,6 +1,7 @@
 package dev.patchbay.engine;
 
 import dev.patchbay.engine.adapter.AdapterException;
+import dev.patchbay.engine.adapter.AdapterRegistry;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.clock.Clock;
 import dev.patchbay.engine.model.Model;
@@ -86,6 +87,11 @@ public final class Engine implements AutoCloseable {
 
     public List<RegisteredAdapter> adapters() {
         return core.adapters();
+    }
+
+    /** Every adapter's lifecycle, counts and residency, and the resolver directory. */
+    public AdapterRegistry adapterRegistry() {
+        return core.adapterRegistry();
     }
 
     /** What a request's model name refers to: the base model, a loaded adapter, or nothing. */

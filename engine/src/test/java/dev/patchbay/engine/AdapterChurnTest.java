@@ -20,8 +20,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A randomized churn of 1,000 requests over 50 adapters with 4 slots and 8 host places, on the virtual clock: client
  * aborts at random moments, unloads of adapters with requests in flight, and loads of the same names while they
- * drain. Every snapshot is checked against the scheduler's sets; at the end every request has exactly one final
- * output, every counter adds up, and every gauge is back to 0.
+ * drain. Every step is checked against the scheduler's invariants and every snapshot against the scheduler's sets; at
+ * the end every request has exactly one final output, every counter adds up, and every gauge is back to 0.
  */
 class AdapterChurnTest {
     private static final int ADAPTERS = 50;
@@ -90,6 +90,8 @@ class AdapterChurnTest {
         f.driver.runToCompletion();
 
         assertThat(invariants.violations).isEmpty();
+        long batches = f.snapshots.stream().filter(x -> x.lastStep().ranBatch()).count();
+        assertThat(f.schedulerInvariants.steps()).as("steps checked").isGreaterThanOrEqualTo(batches).isPositive();
         assertThat(submitted.size() + refused[0]).isEqualTo(REQUESTS);
         for (long id : submitted.keySet()) {
             List<RequestOutput> outs = f.outputs.get(id);

@@ -59,11 +59,11 @@ class AdapterTiersTest {
         for (String n : List.of("a", "b", "c")) f.load(n);
         runOne(f, "a");
         runOne(f, "b");
-        assertThat(names(f.core.tiers().slotOrder())).containsExactly("a", "b");
+        assertThat(names(f.core.adapterRegistry().slotOrder())).containsExactly("a", "b");
         runOne(f, "a"); // touch a: b becomes least recently used
-        assertThat(names(f.core.tiers().slotOrder())).containsExactly("b", "a");
+        assertThat(names(f.core.adapterRegistry().slotOrder())).containsExactly("b", "a");
         runOne(f, "c"); // evicts b, the LRU slot
-        assertThat(names(f.core.tiers().slotOrder())).containsExactly("a", "c");
+        assertThat(names(f.core.adapterRegistry().slotOrder())).containsExactly("a", "c");
         EngineSnapshot s = f.latest();
         assertThat(state(s, "b").level()).isEqualTo(Level.CPU);
         assertThat(state(s, "c").level()).isEqualTo(Level.GPU);
@@ -79,11 +79,11 @@ class AdapterTiersTest {
         for (String n : List.of("a", "b", "c")) f.register(n);
         runOne(f, "a");
         runOne(f, "b");
-        assertThat(names(f.core.tiers().hostOrder())).containsExactly("a", "b");
+        assertThat(names(f.core.adapterRegistry().hostOrder())).containsExactly("a", "b");
         runOne(f, "a");
-        assertThat(names(f.core.tiers().hostOrder())).containsExactly("b", "a");
+        assertThat(names(f.core.adapterRegistry().hostOrder())).containsExactly("b", "a");
         runOne(f, "c"); // host holds 2: b, the least recently used, leaves
-        assertThat(names(f.core.tiers().hostOrder())).containsExactly("a", "c");
+        assertThat(names(f.core.adapterRegistry().hostOrder())).containsExactly("a", "c");
         EngineSnapshot s = f.latest();
         assertThat(state(s, "b")).isNull(); // gone from both tiers and idle: no series
         assertThat(s.counters().lora().loads().disk()).isEqualTo(3);
@@ -105,7 +105,7 @@ class AdapterTiersTest {
         assertThat(pinned.get().pinned()).isTrue();
         for (String n : List.of("a", "b", "c")) f.register(n);
         for (String n : List.of("a", "b", "c", "a")) runOne(f, n);
-        assertThat(names(f.core.tiers().hostOrder())).contains("p");
+        assertThat(names(f.core.adapterRegistry().hostOrder())).contains("p");
         assertThat(state(f.latest(), "p").pinned()).isTrue();
     }
 
@@ -174,7 +174,7 @@ class AdapterTiersTest {
         assertThat(done).isDone();
         assertThat(f.last(running).finishReason()).isEqualTo(FinishReason.LENGTH);
         assertThat(f.last(queued).outputTokens()).isEqualTo(20);
-        assertThat(f.core.tiers().hostOrder()).isEmpty();
+        assertThat(f.core.adapterRegistry().hostOrder()).isEmpty();
         assertThat(f.latest().lora().adapters()).isEmpty();
         // The name is free again.
         f.load("a");
@@ -193,7 +193,7 @@ class AdapterTiersTest {
         assertThat(f.finished(waiting)).as("the request admitted before the unload gets its answer").isTrue();
         assertThat(f.last(waiting).finishReason()).isEqualTo(FinishReason.LENGTH);
         assertThat(done).isDone();
-        assertThat(f.core.tiers().hostOrder()).isEmpty();
+        assertThat(f.core.adapterRegistry().hostOrder()).isEmpty();
     }
 
     @Test
@@ -203,7 +203,7 @@ class AdapterTiersTest {
         f.register("b");
         long hog = f.submit("b", 4, 30);
         f.driver.runUntil(f.clock.nanos() + 1_000_000_000L);
-        assertThat(f.core.tiers().hostOrder()).extracting(x -> x.name()).containsExactly("b");
+        assertThat(f.core.adapterRegistry().hostOrder()).extracting(x -> x.name()).containsExactly("b");
         long late = f.submit("a", 4, 3); // a was evicted for b; it waits for host room
         f.step();
         CompletableFuture<Void> done = f.core.unloadAdapter("a");
@@ -212,7 +212,7 @@ class AdapterTiersTest {
         assertThat(f.finished(late)).isTrue();
         assertThat(f.last(late).finishReason()).isEqualTo(FinishReason.LENGTH);
         assertThat(done).isDone();
-        assertThat(f.core.tiers().hostOrder()).extracting(x -> x.name()).doesNotContain("a");
+        assertThat(f.core.adapterRegistry().hostOrder()).extracting(x -> x.name()).doesNotContain("a");
     }
 
     @Test

@@ -4,12 +4,12 @@ import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.clock.RealClock;
+import dev.patchbay.engine.sched.SchedulerInvariants;
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -39,6 +39,7 @@ class ConcurrencyTest {
         try (Engine engine = Engine.start(config, model, RealClock.INSTANCE)) {
             SnapshotInvariants invariants = new SnapshotInvariants(engine.core());
             engine.addListener(invariants);
+            SchedulerInvariants schedulerInvariants = SchedulerInvariants.collecting(engine.core());
             for (String n : names) engine.core().loadAdapter(n, EngineFixture.writeAdapter(dir, n, n.hashCode()), false, false);
 
             Map<Long, Boolean> finished = new ConcurrentHashMap<>();
@@ -98,6 +99,8 @@ class ConcurrencyTest {
             });
             assertThat(invariants.checked).isGreaterThan(100);
             assertThat(invariants.violations).isEmpty();
+            assertThat(schedulerInvariants.steps()).isGreaterThan(100);
+            schedulerInvariants.assertHeld();
         }
     }
 }

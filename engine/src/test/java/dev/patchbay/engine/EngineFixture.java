@@ -3,6 +3,7 @@ package dev.patchbay.engine;
 import dev.patchbay.engine.adapter.PeftWriter;
 import dev.patchbay.engine.clock.VirtualClock;
 import dev.patchbay.engine.sched.EngineCore;
+import dev.patchbay.engine.sched.SchedulerInvariants;
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
@@ -16,7 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ForkJoinPool;
 
-/** One engine on a virtual clock with the simulated model, plus helpers to submit and inspect. */
+/**
+ * One engine on a virtual clock with the simulated model, plus helpers to submit and inspect. Every step it runs is
+ * checked against the scheduler's invariants; the step that breaks one fails the test.
+ */
 final class EngineFixture {
     static final String MODEL = "sim-test";
 
@@ -24,6 +28,7 @@ final class EngineFixture {
     final SimModel model;
     final EngineCore core;
     final VirtualEngineDriver driver;
+    final SchedulerInvariants schedulerInvariants;
     final Path adapterRoot;
     final List<EngineSnapshot> snapshots = new CopyOnWriteArrayList<>();
     final ConcurrentHashMap<Long, List<RequestOutput>> outputs = new ConcurrentHashMap<>();
@@ -34,6 +39,7 @@ final class EngineFixture {
         this.model = new SimModel(MODEL, SimModel.DEFAULT_CONFIG, latency, mode, 0.0);
         this.core = new EngineCore(config, model, clock, ForkJoinPool.commonPool(), () -> {});
         this.driver = new VirtualEngineDriver(core, clock);
+        this.schedulerInvariants = SchedulerInvariants.attach(core);
         this.adapterRoot = adapterRoot;
         core.addListener(snapshots::add);
     }

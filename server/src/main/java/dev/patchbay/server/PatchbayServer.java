@@ -10,7 +10,6 @@ import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.clock.Clock;
 import dev.patchbay.engine.clock.RealClock;
 import dev.patchbay.engine.model.Model;
-import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.metrics.EngineMetrics;
 import dev.patchbay.metrics.MetricsOptions;
 import dev.patchbay.metrics.Scrape;
@@ -22,7 +21,6 @@ import dev.patchbay.server.openai.GenerationHandler;
 import dev.patchbay.server.openai.TokenizeHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
-import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRouting;
@@ -38,6 +36,9 @@ import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /** The model server: an engine, its metrics, and the OpenAI API over HTTP. */
 public final class PatchbayServer {
@@ -63,6 +64,8 @@ public final class PatchbayServer {
     private final TokenizeHandler tokenization;
     private final List<ServerOptions.LoraModule> staticAdapters = new ArrayList<>();
     private WebServer web;
+    /** Ticks the stats line; null with {@code --disable-log-stats}. */
+    private ScheduledExecutorService statsLogging;
     private volatile boolean stopping;
     /** Guards {@link #handling}: API handlers running now, so a graceful stop waits for their last bytes. */
     private final Object handlersLock = new Object();
@@ -78,73 +81,141 @@ public final class PatchbayServer {
         this.tokenization = new TokenizeHandler(engine, this::adapterFor, options.maxRequestBodyBytes());
     }
 
+    /**
+     * Starts a server: the model, then the steps below in order, each undone (model closed, engine stopped) when a
+     * later one fails.
+     */
     public static PatchbayServer start(ServerOptions options) throws StartupException {
         Model model = ModelFactory.create(options);
-        String served = options.servedName();
         EngineConfig config;
-        MetricsOptions mo;
-        int maxModelLen = options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings();
-        // An executor that holds a cache says how many blocks it has; the engine plans with exactly those.
+        MetricsOptions metricsOptions;
+        List<ServerOptions.LoraModule> modules;
+        AdapterPaths paths;
+        try {
+            int maxModelLen = maxModelLen(options, model);
+            config = engineConfig(options, maxModelLen, kvBlocks(options, model, maxModelLen));
+            metricsOptions = metricsOptions(options, config);
+            modules = adapterModules(options, model);
+            paths = adapterDirectories(options, modules);
+        } catch (StartupException | RuntimeException e) {
+            model.close();
+            throw e;
+        }
+        Engine engine = Engine.start(config, model, RealClock.INSTANCE);
+        try {
+            PatchbayServer server = new PatchbayServer(options, engine, metrics(metricsOptions, engine), paths);
+            server.useResolverDirectory();
+            for (ServerOptions.LoraModule m : modules) server.loadStatic(m);
+            server.web = server.serveHttp();
+            if (!options.disableLogStats()) server.logStats(StatsLogger.DEFAULT_INTERVAL_NANOS);
+            return server;
+        } catch (RuntimeException | StartupException e) {
+            engine.close();
+            throw e instanceof StartupException s ? s : new StartupException(e.getMessage(), e);
+        }
+    }
+
+    /** The context the engine allows: {@code --max-model-len}, else the model's own limit. */
+    static int maxModelLen(ServerOptions options, Model model) {
+        return options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings();
+    }
+
+    /**
+     * KV sizing: the blocks the engine plans with. An executor that holds a cache says how many it has, and the engine
+     * plans with exactly those; the simulated one holds none and plans the override or {@link #SIMULATED_KV_BLOCKS}.
+     */
+    static int kvBlocks(ServerOptions options, Model model, int maxModelLen) throws StartupException {
         OptionalInt held = model.executor().kvCacheBlocks();
         int blocks = held.orElse(options.numKvBlocks() != null ? options.numKvBlocks() : SIMULATED_KV_BLOCKS);
         if (held.isPresent() && options.numKvBlocks() == null && (long) blocks * options.blockSize() < maxModelLen) {
-            model.close();
             // As vLLM refuses to start: a request of max_model_len tokens could never be scheduled.
             throw new StartupException("the KV cache's " + blocks + " blocks of " + options.blockSize() + " tokens hold "
                     + (long) blocks * options.blockSize() + " tokens, fewer than max_model_len " + maxModelLen
                     + "; give it more memory (-Xmx, --gpu-memory-utilization, --kv-cache-memory-bytes) or lower --max-model-len", null);
         }
-        try {
-            config = EngineConfig.builder(served)
-                    .maxNumSeqs(options.maxNumSeqs()).maxNumBatchedTokens(options.maxNumBatchedTokens())
-                    .maxModelLen(maxModelLen)
-                    .blockSize(options.blockSize()).numKvBlocks(blocks)
-                    .enablePrefixCaching(options.enablePrefixCaching()).enableLora(options.enableLora())
-                    .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
-                    .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
-                    .maxLogprobs(options.maxLogprobs()).build();
-            mo = MetricsOptions.of(config)
-                    .withShowHiddenMetricsForVersion(options.showHiddenMetricsForVersion())
-                    .withMaxLoraMetricSeries(options.maxLoraMetricSeries())
-                    .withEnableLoraLatencyMetrics(options.enableLoraLatencyMetrics());
-            if (options.patchbayVersion() != null) mo = mo.withPatchbayVersion(options.patchbayVersion());
-        } catch (IllegalArgumentException e) {
-            model.close();
-            throw e;
-        }
+        return blocks;
+    }
 
+    /** The engine's settings from the serve options; an IllegalArgumentException names a value the engine refuses. */
+    static EngineConfig engineConfig(ServerOptions options, int maxModelLen, int kvBlocks) {
+        return EngineConfig.builder(options.servedName())
+                .maxNumSeqs(options.maxNumSeqs()).maxNumBatchedTokens(options.maxNumBatchedTokens())
+                .maxModelLen(maxModelLen)
+                .blockSize(options.blockSize()).numKvBlocks(kvBlocks)
+                .enablePrefixCaching(options.enablePrefixCaching()).enableLora(options.enableLora())
+                .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
+                .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
+                .maxLogprobs(options.maxLogprobs()).build();
+    }
+
+    /** The metrics' settings: the engine's, and the serve options that shape the page. */
+    static MetricsOptions metricsOptions(ServerOptions options, EngineConfig config) {
+        MetricsOptions mo = MetricsOptions.of(config)
+                .withShowHiddenMetricsForVersion(options.showHiddenMetricsForVersion())
+                .withMaxLoraMetricSeries(options.maxLoraMetricSeries())
+                .withEnableLoraLatencyMetrics(options.enableLoraLatencyMetrics());
+        return options.patchbayVersion() != null ? mo.withPatchbayVersion(options.patchbayVersion()) : mo;
+    }
+
+    /** The adapters to load at start: {@code --lora-modules}, then the demo adapters, written now. */
+    static List<ServerOptions.LoraModule> adapterModules(ServerOptions options, Model model) throws StartupException {
         List<ServerOptions.LoraModule> modules = new ArrayList<>(options.loraModules());
-        Path demoRoot = DemoAdapters.defaultRoot();
         if (options.demoAdapters() > 0) {
+            Path demoRoot = DemoAdapters.defaultRoot();
             try {
-                modules.addAll(DemoAdapters.write(demoRoot, options.demoAdapters(), model.config(), served));
+                modules.addAll(DemoAdapters.write(demoRoot, options.demoAdapters(), model.config(), options.servedName()));
             } catch (IOException e) {
-                model.close();
                 throw new StartupException("cannot write demo adapters under " + demoRoot + ": " + e.getMessage(), e);
             }
         }
+        return modules;
+    }
+
+    /**
+     * The directories adapter paths must lie under: {@code --lora-allowed-dirs}, or by default the working directory,
+     * the resolver directory and the directories of the adapters loaded at start.
+     */
+    static AdapterPaths adapterDirectories(ServerOptions options, List<ServerOptions.LoraModule> modules) {
         Set<Path> allowed = new LinkedHashSet<>(options.loraAllowedDirs());
         if (allowed.isEmpty()) {
             allowed.add(Path.of("").toAbsolutePath());
             if (options.loraResolverDir() != null) allowed.add(options.loraResolverDir());
             for (ServerOptions.LoraModule m : modules) allowed.add(m.path().toAbsolutePath().getParent());
         }
+        return new AdapterPaths(List.copyOf(allowed));
+    }
 
-        Engine engine = Engine.start(config, model, RealClock.INSTANCE);
-        EngineMetrics metrics = new EngineMetrics(mo, engine::snapshot);
+    /** The engine's metrics, fed by every snapshot it publishes. */
+    private static EngineMetrics metrics(MetricsOptions options, Engine engine) {
+        EngineMetrics metrics = new EngineMetrics(options, engine::snapshot);
         engine.addListener(metrics);
-        PatchbayServer server = new PatchbayServer(options, engine, metrics, new AdapterPaths(List.copyOf(allowed)));
-        try {
-            for (ServerOptions.LoraModule m : modules) server.loadStatic(m);
-            // TCP_NODELAY: without it a response written in several segments waits on the client's delayed ACK
-            // (~40 ms per /metrics page and per streamed token burst).
-            server.web = WebServer.builder().host(options.host()).port(options.port()).shutdownHook(false)
-                    .connectionOptions(o -> o.tcpNoDelay(true)).routing(server::routes).build().start();
-        } catch (RuntimeException | StartupException e) {
-            engine.close();
-            throw e instanceof StartupException s ? s : new StartupException(e.getMessage(), e);
+        return metrics;
+    }
+
+    /** Unknown adapter names are looked up in {@code --lora-resolver-dir}, under the allowed directories. */
+    private void useResolverDirectory() {
+        if (options.loraResolverDir() != null) {
+            engine.adapterRegistry().useResolverDirectory(options.loraResolverDir(), adapterPaths::confine);
         }
-        return server;
+    }
+
+    /** The periodic stats line ({@link StatsLogger}), on a daemon thread of its own. */
+    private void logStats(long intervalNanos) {
+        StatsLogger logger = StatsLogger.toLog(engine::snapshot, clock);
+        statsLogging = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("stats-logger").daemon(true).factory());
+        statsLogging.scheduleAtFixedRate(logger::tick, intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
+    }
+
+    boolean logsStats() {
+        return statsLogging != null;
+    }
+
+    /** HTTP: the routes below on Helidon, listening once this returns. */
+    private WebServer serveHttp() {
+        // TCP_NODELAY: without it a response written in several segments waits on the client's delayed ACK
+        // (~40 ms per /metrics page and per streamed token burst).
+        return WebServer.builder().host(options.host()).port(options.port()).shutdownHook(false)
+                .connectionOptions(o -> o.tcpNoDelay(true)).routing(this::routes).build().start();
     }
 
     private void loadStatic(ServerOptions.LoraModule m) throws StartupException {
@@ -273,30 +344,21 @@ public final class PatchbayServer {
             case BASE_MODEL -> null;
             case ADAPTER -> model;
             case UNKNOWN -> {
-                if (resolvable(model) && loadThroughResolver(model)) yield model;
+                if (loadThroughResolver(model)) yield model;
                 throw new ApiException(404, ModelTarget.unknownModelMessage(model), "model");
             }
         };
-    }
-
-    /** A plain name (no path separators, no leading dot) when LoRA and the resolver directory are on. */
-    private boolean resolvable(String model) {
-        return engine.config().enableLora() && options.loraResolverDir() != null && model.matches("[A-Za-z0-9._-]+")
-                && !model.startsWith(".");
     }
 
     /** Loads {@code model} from the resolver directory; false when nothing is there, API errors for a bad one. */
     private boolean loadThroughResolver(String model) {
         CompletableFuture<?> load;
         try {
-            load = engine.loadAdapter(model, adapterPaths.confine(options.loraResolverDir().resolve(model).toString()), false);
+            load = engine.adapterRegistry().resolve(model);
         } catch (AdapterException e) {
-            return switch (e.kind()) {
-                case NOT_FOUND -> false;
-                case CONFLICT -> true; // loaded meanwhile by another request
-                case INVALID -> throw EngineErrors.of(e);
-            };
+            throw EngineErrors.of(e);
         }
+        if (load == null) return false;
         EngineErrors.awaitLoad(model, load);
         return true;
     }
@@ -333,14 +395,20 @@ public final class PatchbayServer {
                 Thread.currentThread().interrupt();
             }
         }
+        stopStatsLogging();
         web.stop();
         engine.close();
     }
 
     public void stop() {
         stopping = true;
+        stopStatsLogging();
         web.stop();
         engine.close();
+    }
+
+    private void stopStatsLogging() {
+        if (statsLogging != null) statsLogging.shutdownNow();
     }
 
     void printWelcome(PrintStream out) {

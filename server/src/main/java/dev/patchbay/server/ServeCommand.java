@@ -84,6 +84,10 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-logprobs", description = "Most log probabilities a request may ask for per token, -1 for"
             + " no limit (default: ${DEFAULT-VALUE}).")
     int maxLogprobs = 20;
+    @Option(names = "--disable-log-stats", description = "Do not log the stats line (throughput, running and waiting"
+            + " requests, KV cache usage, adapters in slots, adapter loads), written every 10 s while requests are in"
+            + " flight or something changed.")
+    boolean disableLogStats;
     @Option(names = "--seed", description = "Seed of the engine's random streams (default: ${DEFAULT-VALUE}).")
     long seed = 0;
     @Option(names = "--sim-latency-ms", split = ",", description = "Simulated model: step overhead, per prefill token,"
@@ -161,7 +165,7 @@ public final class ServeCommand implements Callable<Integer> {
                 gpuMemoryUtilization, kvBytes,
                 showHiddenMetricsForVersion, runtime, loraResolverDir, List.copyOf(loraAllowedDirs), maxLoraMetricSeries,
                 enableLoraLatencyMetrics, maxWaitingRequests, maxRequestBodyBytes, seed, latency, text, simEosProbability,
-                demos, shutdownGraceSeconds, null, maxLogprobs);
+                demos, shutdownGraceSeconds, null, maxLogprobs, disableLogStats);
     }
 
     /** A message on one line: parsers' messages may quote the offending input on further lines. */

@@ -16,6 +16,7 @@ import java.util.List;
  * @param kvCacheMemoryBytes   the real model's KV cache size, or null to size it by {@code gpuMemoryUtilization}
  * @param maxModelLen      null for the model's own limit
  * @param maxLogprobs      most log probabilities a request may ask for per position, -1 for no limit
+ * @param disableLogStats  no periodic stats line in the log
  */
 public record ServerOptions(String model, String servedModelName, String host, int port, String apiKey,
                             boolean enableLora, int maxLoras, Integer maxCpuLoras, int maxLoraRank, String loraDtype,
@@ -26,7 +27,8 @@ public record ServerOptions(String model, String servedModelName, String host, i
                             List<Path> loraAllowedDirs, int maxLoraMetricSeries, boolean enableLoraLatencyMetrics,
                             int maxWaitingRequests, long maxRequestBodyBytes, long seed, LatencyModel simLatency,
                             SimulatedExecutor.TextMode simText, double simEosProbability, int demoAdapters,
-                            double shutdownGraceSeconds, String patchbayVersion, int maxLogprobs) {
+                            double shutdownGraceSeconds, String patchbayVersion, int maxLogprobs,
+                            boolean disableLogStats) {
 
     /** A {@code --lora-modules} entry. */
     public record LoraModule(String name, Path path, String baseModelName) {}
@@ -37,7 +39,7 @@ public record ServerOptions(String model, String servedModelName, String host, i
                 loraDtype, loraModules, maxNumSeqs, maxNumBatchedTokens, maxModelLen, blockSize, enablePrefixCaching,
                 numKvBlocks, gpuMemoryUtilization, kvCacheMemoryBytes, showHiddenMetricsForVersion, allowRuntimeLoraUpdating, loraResolverDir, loraAllowedDirs,
                 maxLoraMetricSeries, enableLoraLatencyMetrics, maxWaitingRequests, maxRequestBodyBytes, seed, simLatency,
-                simText, simEosProbability, demoAdapters, shutdownGraceSeconds, version, maxLogprobs);
+                simText, simEosProbability, demoAdapters, shutdownGraceSeconds, version, maxLogprobs, disableLogStats);
     }
 
     public boolean simulated() {

@@ -18,9 +18,9 @@ import java.util.concurrent.ExecutorService;
  * The two LRU tiers an adapter can live in: batch slots ({@code max_loras}) and host memory
  * ({@code max_cpu_loras}, a superset of the slots). Storage loads run off the engine loop; moving into a
  * slot happens when a request is scheduled. Pinned adapters and adapters the current step uses are never
- * evicted. Used from the engine thread only.
+ * evicted. The {@link AdapterRegistry}'s, used from the engine thread only.
  */
-public final class AdapterTiers {
+final class AdapterTiers {
     private final int slotCapacity;
     private final int hostCapacity;
     private final int maxConcurrentLoads;
@@ -39,7 +39,7 @@ public final class AdapterTiers {
     private final EngineStats stats;
     private boolean changed = true;
 
-    public AdapterTiers(int slotCapacity, int hostCapacity, int maxConcurrentLoads, Executor executor,
+    AdapterTiers(int slotCapacity, int hostCapacity, int maxConcurrentLoads, Executor executor,
                         ExecutorService loaderPool, Clock clock, Runnable wakeEngine, EngineStats stats) {
         this.stats = stats;
         this.slotCapacity = slotCapacity;
@@ -52,30 +52,30 @@ public final class AdapterTiers {
         this.slotOwner = new RegisteredAdapter[slotCapacity];
     }
 
-    public int slotsUsed() {
+    int slotsUsed() {
         return slotLru.size();
     }
 
-    public int hostResident() {
+    int hostResident() {
         return host.size();
     }
 
-    public Set<RegisteredAdapter> hostResidents() {
+    Set<RegisteredAdapter> hostResidents() {
         return host;
     }
 
-    public List<RegisteredAdapter> loadingAdapters() {
+    List<RegisteredAdapter> loadingAdapters() {
         return loading;
     }
 
     /** Whether residency changed since the last call (the snapshot's adapter list must be rebuilt). */
-    public boolean takeChanged() {
+    boolean takeChanged() {
         boolean c = changed;
         changed = false;
         return c;
     }
 
-    public boolean isHostResident(RegisteredAdapter a) {
+    boolean isHostResident(RegisteredAdapter a) {
         return a.level != Level.NONE;
     }
 
@@ -83,7 +83,7 @@ public final class AdapterTiers {
      * Starts loading {@code a} from storage unless it is resident, loading, or the loader is busy. An adapter being
      * unloaded is still loaded while requests admitted before the unload wait for it: they must get their answer.
      */
-    public void requestLoad(RegisteredAdapter a) {
+    void requestLoad(RegisteredAdapter a) {
         if (a.level != Level.NONE || a.pendingLoad != null || a.drainedForUnload()) return;
         if (loading.size() >= maxConcurrentLoads) return;
         long start = clock.nanos();
@@ -116,7 +116,7 @@ public final class AdapterTiers {
      * Earliest future time a pending load's modeled duration ends, or Long.MAX_VALUE. Loads that wait for real
      * work wake the engine themselves; loads waiting for host room are retried by the steps that free it.
      */
-    public long nextLoadReadyNanos() {
+    long nextLoadReadyNanos() {
         long now = clock.nanos();
         long t = Long.MAX_VALUE;
         for (RegisteredAdapter a : loading) {
@@ -130,7 +130,7 @@ public final class AdapterTiers {
      * Admits finished loads into host memory. {@code onFailure} receives adapters whose load failed, with the cause.
      * Returns whether anything was admitted.
      */
-    public boolean pollLoads(List<AdapterLoad> events, java.util.function.BiConsumer<RegisteredAdapter, Throwable> onFailure) {
+    boolean pollLoads(List<AdapterLoad> events, java.util.function.BiConsumer<RegisteredAdapter, Throwable> onFailure) {
         boolean admitted = false;
         long now = clock.nanos();
         for (Iterator<RegisteredAdapter> it = loading.iterator(); it.hasNext(); ) {
@@ -174,27 +174,27 @@ public final class AdapterTiers {
     }
 
     /**
-     * Evicts the least recently used idle adapter if host memory is full; false if none can go. Adapters with
-     * queued requests stay: evicting them would only make those requests reload it (and two loads landing
-     * together could evict each other forever).
-     */
-    /**
      * Host memory has a free place, or an unpinned resident adapter with no request that could leave for a new one.
      * When it has neither, a finished load waits until a resident adapter's requests are done.
      */
-    public boolean hostHasRoom() {
+    boolean hostHasRoom() {
         if (host.size() < hostCapacity) return true;
         for (RegisteredAdapter a : host) {
-            if (!a.pinned && a.running == 0 && a.waiting == 0) return true;
+            if (!a.pinned && !a.inFlight()) return true;
         }
         return false;
     }
 
+    /**
+     * Evicts the least recently used idle adapter if host memory is full; false if none can go. Adapters with
+     * queued requests stay: evicting them would only make those requests reload it (and two loads landing
+     * together could evict each other forever).
+     */
     private boolean makeHostRoom() {
         if (host.size() < hostCapacity) return true;
         RegisteredAdapter victim = null;
         for (RegisteredAdapter a : host) {
-            if (!a.pinned && a.running == 0 && a.waiting == 0) {
+            if (!a.pinned && !a.inFlight()) {
                 victim = a;
                 break;
             }
@@ -224,7 +224,7 @@ public final class AdapterTiers {
     }
 
     /** Whether {@code a} could get a slot this step without evicting an adapter the step uses or a pinned one. */
-    public boolean canTakeSlot(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters) {
+    boolean canTakeSlot(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters) {
         if (a.level == Level.GPU || slotLru.size() < slotCapacity) return true;
         for (RegisteredAdapter s : slotLru) if (!s.pinned && !stepAdapters.contains(s)) return true;
         return false;
@@ -234,7 +234,7 @@ public final class AdapterTiers {
      * Puts a host-resident adapter in a slot (evicting the least recently used one the step does not use) and
      * marks it recently used in both tiers. Returns the modeled nanos of the copy; {@code events} gets the load.
      */
-    public long activate(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters, List<AdapterLoad> events) {
+    long activate(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters, List<AdapterLoad> events) {
         touch(a);
         if (a.level == Level.GPU) return 0;
         if (a.level != Level.CPU) throw new IllegalStateException(a + " is not in host memory");
@@ -271,18 +271,18 @@ public final class AdapterTiers {
     }
 
     /** Drops an adapter from both tiers (unload); a load in flight is discarded when it lands. */
-    public void remove(RegisteredAdapter a) {
+    void remove(RegisteredAdapter a) {
         if (a.level != Level.NONE) evictFromHost(a);
         changed = true;
     }
 
     /** For tests and invariants: the adapters in slots, least recently used first. */
-    public List<RegisteredAdapter> slotOrder() {
+    List<RegisteredAdapter> slotOrder() {
         return List.copyOf(slotLru);
     }
 
     /** For tests and invariants: host-resident adapters, least recently used first. */
-    public List<RegisteredAdapter> hostOrder() {
+    List<RegisteredAdapter> hostOrder() {
         return List.copyOf(host);
     }
 

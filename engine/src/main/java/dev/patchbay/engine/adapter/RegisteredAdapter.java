@@ -5,15 +5,34 @@ import dev.patchbay.engine.stats.AdapterState.Level;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * An adapter the engine knows by name. Its name, spec and id never change; the residency and request
- * counts below are owned by the engine thread (its cumulative counters live in {@link dev.patchbay.engine.stats.EngineStats}), except {@code unloading}, which API threads set.
+ * An adapter the engine knows by name. Its name, spec and id never change; its lifecycle, residency and request
+ * counts are the {@link AdapterRegistry}'s to change (its cumulative counters live in
+ * {@link dev.patchbay.engine.stats.EngineStats}). Residency and counts change on the engine thread; the unloading
+ * and unloaded marks, on any thread.
  */
 public final class RegisteredAdapter {
+    /** Where an adapter is in its life, as {@link #phase} reports it. */
+    public enum Phase {
+        /** Known by name, in neither tier (never loaded, or evicted from host memory). */
+        REGISTERED,
+        /** Being read from storage into host memory. */
+        LOADING,
+        /** In host memory, not in a batch slot. */
+        IN_HOST,
+        /** In a batch slot (and in host memory). */
+        IN_SLOT,
+        /** Refusing new requests while those in flight finish. */
+        UNLOADING,
+        /** Gone from both tiers and from the registry. */
+        UNLOADED
+    }
+
     private final int id;
     private final AdapterSpec spec;
 
-    volatile boolean unloading;
-    volatile boolean pinned;
+    private volatile boolean unloading;
+    private volatile boolean unloaded;
+    final boolean pinned;
     Level level = Level.NONE;
     int slot = -1;
     LoadedAdapter loaded;
@@ -21,8 +40,8 @@ public final class RegisteredAdapter {
     /** Completed when the adapter first becomes resident in host memory (or fails to load). */
     final CompletableFuture<RegisteredAdapter> firstResident = new CompletableFuture<>();
 
-    public int running;
-    public int waiting;
+    private int running;
+    private int waiting;
 
     public RegisteredAdapter(int id, AdapterSpec spec, boolean pinned) {
         this.id = id;
@@ -50,9 +69,53 @@ public final class RegisteredAdapter {
         return unloading;
     }
 
-    /** Refuses new requests from now on; the engine removes the adapter once its requests are done. */
-    public void markUnloading() {
+    /** Refuses new requests from now on; the registry removes the adapter once its requests are done. */
+    void markUnloading() {
         unloading = true;
+    }
+
+    void markUnloaded() {
+        unloaded = true;
+    }
+
+    public Phase phase() {
+        if (unloaded) return Phase.UNLOADED;
+        if (unloading) return Phase.UNLOADING;
+        if (pendingLoad != null) return Phase.LOADING;
+        return switch (level) {
+            case GPU -> Phase.IN_SLOT;
+            case CPU -> Phase.IN_HOST;
+            case NONE -> Phase.REGISTERED;
+        };
+    }
+
+    /** Requests for it in the running set. */
+    public int running() {
+        return running;
+    }
+
+    /** Requests for it in the waiting queue. */
+    public int waiting() {
+        return waiting;
+    }
+
+    void queued() {
+        waiting++;
+    }
+
+    void scheduled() {
+        waiting--;
+        running++;
+    }
+
+    void preempted() {
+        running--;
+        waiting++;
+    }
+
+    void left(boolean wasRunning) {
+        if (wasRunning) running--;
+        else waiting--;
     }
 
     /** Completes when the adapter is first resident in host memory, or fails if its load fails. */

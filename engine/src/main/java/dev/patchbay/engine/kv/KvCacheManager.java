@@ -1,20 +1,25 @@
 package dev.patchbay.engine.kv;
 
+import dev.patchbay.engine.stats.EngineStats;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The KV cache as blocks of {@code blockSize} tokens, reference counted. A sequence holds the blocks for the
- * tokens it has computed; they go back when it finishes or is preempted. With prefix caching, a full block is
- * also registered under the hash of everything before and in it (its adapter included), and stays findable
- * after release until the block is handed out again: free blocks are reused least recently released first,
- * as in vLLM. Used from the engine thread only.
+ * The KV cache as blocks of {@code blockSize} tokens, reference counted, and the blocks each sequence holds
+ * ({@link SequenceBlocks}, changed only here). A sequence holds the blocks for the tokens it has computed; they go
+ * back when it finishes or is preempted. With prefix caching, a full block is also registered under the hash of
+ * everything before and in it (its adapter included), and stays findable after release until the block is handed
+ * out again: free blocks are reused least recently released first, as in vLLM. A new sequence starts from the
+ * longest cached prefix: {@link #cachedPrefix} finds it, {@link #allocateSlots} takes it with the new blocks.
+ * Used from the engine thread only.
  */
 public final class KvCacheManager {
     private static final int NONE = -1;
 
     private final int blockSize;
     private final int numBlocks;
+    private final boolean prefixCaching;
+    private final EngineStats stats;
     private final int[] refCount;
     private final long[] hashOf;
     private final boolean[] hashed;
@@ -26,9 +31,20 @@ public final class KvCacheManager {
     private int tail = NONE;
     private int numFree;
 
-    public KvCacheManager(int numBlocks, int blockSize) {
+    /**
+     * The cached blocks a sequence may start from: {@code numBlocks} full blocks, {@code numFree} of them free
+     * (taking those shrinks the free list), found by a lookup of {@code queriedTokens} tokens.
+     */
+    public record CachedPrefix(int[] blocks, int numBlocks, int numFree, int queriedTokens) {
+        /** No lookup was made (prefix caching off, or the sequence must compute every token). */
+        public static final CachedPrefix NONE = new CachedPrefix(new int[0], 0, 0, 0);
+    }
+
+    public KvCacheManager(int numBlocks, int blockSize, boolean prefixCaching, EngineStats stats) {
         this.blockSize = blockSize;
         this.numBlocks = numBlocks;
+        this.prefixCaching = prefixCaching;
+        this.stats = stats;
         this.refCount = new int[numBlocks];
         this.hashOf = new long[numBlocks];
         this.hashed = new boolean[numBlocks];
@@ -59,12 +75,69 @@ public final class KvCacheManager {
         return (tokens + blockSize - 1) / blockSize;
     }
 
-    public boolean canAllocate(int blocks) {
-        return blocks <= numFree;
+    /** Sequences holding {@code block} now, for invariant checks. */
+    public int references(int block) {
+        return refCount[block];
+    }
+
+    /**
+     * The longest cached prefix of a sequence's first {@code numTokens} tokens, always leaving one token to compute
+     * so the step samples; {@link CachedPrefix#NONE} when prefix caching is off or the sequence already holds blocks.
+     */
+    public CachedPrefix cachedPrefix(SequenceBlocks seq, int numTokens) {
+        if (!prefixCaching || seq.numBlocks > 0) return CachedPrefix.NONE;
+        int maxHits = (numTokens - 1) / blockSize;
+        int[] hits = new int[maxHits];
+        int numHits = 0, freeHits = 0;
+        while (numHits < maxHits) {
+            Integer b = cached.get(seq.hash(numHits, blockSize));
+            if (b == null) break;
+            if (refCount[b] == 0) freeHits++;
+            hits[numHits++] = b;
+        }
+        return new CachedPrefix(hits, numHits, freeHits, numTokens);
+    }
+
+    /**
+     * Gives a sequence the blocks to hold {@code totalTokens} tokens: first those of {@code prefix} (found for it by
+     * {@link #cachedPrefix}, or {@link CachedPrefix#NONE}), then fresh ones. Returns false, taking nothing, when they
+     * do not fit in the free blocks.
+     */
+    public boolean allocateSlots(SequenceBlocks seq, CachedPrefix prefix, int totalTokens) {
+        int need = blocksFor(totalTokens) - seq.numBlocks - prefix.numBlocks();
+        if (need + prefix.numFree() > numFree) return false;
+        for (int i = 0; i < prefix.numBlocks(); i++) {
+            int b = prefix.blocks()[i];
+            if (refCount[b] == 0) unlink(b);
+            refCount[b]++;
+            seq.add(b);
+        }
+        if (prefix.queriedTokens() > 0) {
+            seq.numCached = prefix.numBlocks();
+            stats.prefixCacheLookup(prefix.queriedTokens(), (long) prefix.numBlocks() * blockSize);
+        }
+        for (int i = 0; i < need; i++) seq.add(allocate());
+        return true;
+    }
+
+    /** Releases every block of a sequence (finish or preemption). */
+    public void free(SequenceBlocks seq) {
+        for (int i = 0; i < seq.numBlocks; i++) release(seq.blocks[i]);
+        seq.clear();
+    }
+
+    /** Registers the sequence's blocks that {@code numComputed} tokens have filled in the prefix cache. */
+    public void cacheFullBlocks(SequenceBlocks seq, int numComputed) {
+        if (!prefixCaching) return;
+        int full = Math.min(numComputed / blockSize, seq.numBlocks);
+        while (seq.numCached < full) {
+            register(seq.blocks[seq.numCached], seq.hash(seq.numCached, blockSize));
+            seq.numCached++;
+        }
     }
 
     /** Hands out the least recently released free block, forgetting what it cached. */
-    public int allocate() {
+    private int allocate() {
         if (head == NONE) throw new IllegalStateException("KV cache exhausted");
         int b = head;
         unlink(b);
@@ -76,30 +149,13 @@ public final class KvCacheManager {
         return b;
     }
 
-    public void release(int block) {
+    private void release(int block) {
         if (refCount[block] <= 0) throw new IllegalStateException("block " + block + " released twice");
         if (--refCount[block] == 0) append(block);
     }
 
-    /** The cached block holding exactly the tokens summed up by {@code hash}, or -1. */
-    public int lookup(long hash) {
-        Integer b = cached.get(hash);
-        return b == null ? NONE : b;
-    }
-
-    /** Whether taking {@code block} would remove it from the free list. */
-    public boolean isFree(int block) {
-        return refCount[block] == 0;
-    }
-
-    /** Takes one more reference to a cached block found by {@link #lookup}. */
-    public void share(int block) {
-        if (refCount[block] == 0) unlink(block);
-        refCount[block]++;
-    }
-
     /** Registers a block that now holds a full block of tokens under their prefix hash. */
-    public void register(int block, long hash) {
+    private void register(int block, long hash) {
         if (hashed[block]) return;
         hashed[block] = true;
         hashOf[block] = hash;
@@ -107,7 +163,7 @@ public final class KvCacheManager {
     }
 
     /** The hash of a full block, chained on the previous block's hash so equal hashes mean equal prefixes. */
-    public static long chain(long previous, int[] tokens, int from, int count, int adapterId) {
+    static long chain(long previous, int[] tokens, int from, int count, int adapterId) {
         long h = previous * 0x9E3779B97F4A7C15L + adapterId;
         for (int i = 0; i < count; i++) h = (h ^ tokens[from + i]) * 0xBF58476D1CE4E5B9L + (h >>> 29);
         return h ^ (h >>> 31);

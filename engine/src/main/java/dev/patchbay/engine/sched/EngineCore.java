@@ -9,9 +9,7 @@ import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.RequestRejectedException;
 import dev.patchbay.engine.RequestRejectedException.Reason;
 import dev.patchbay.engine.adapter.AdapterException;
-import dev.patchbay.engine.adapter.AdapterException.Kind;
-import dev.patchbay.engine.adapter.AdapterTiers;
-import dev.patchbay.engine.adapter.PeftReader;
+import dev.patchbay.engine.adapter.AdapterRegistry;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.clock.Clock;
 import dev.patchbay.engine.exec.Batch;
@@ -35,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -44,7 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * The engine: a scheduler, a KV cache, adapter tiers and an executor, advanced one step at a time.
+ * The engine: a scheduler, a KV cache manager, an adapter registry and an executor, advanced one step at a time.
  * Any thread may submit, abort, load and unload; those calls only enqueue commands. Exactly one thread
  * (the engine loop, or a simulator's driver) calls {@link #beginStep} and {@link #finishStep}, which
  * apply the commands, run the scheduler and executor, deliver outputs and publish a snapshot.
@@ -54,26 +51,22 @@ public final class EngineCore {
     private final Model model;
     private final Clock clock;
     private final KvCacheManager kv;
-    private final AdapterTiers tiers;
+    private final AdapterRegistry adapters;
     private final Scheduler scheduler;
     private final Snapshots snapshots;
-    /** Every cumulative counter of the engine; the scheduler and the tiers report into it. */
+    /** Every cumulative counter of the engine; the scheduler, the KV cache and the adapter registry report into it. */
     private final EngineStats stats = new EngineStats();
     private final ContextLimit contextLimit;
 
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
-    private final ConcurrentHashMap<String, RegisteredAdapter> adapters = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, RegisteredAdapter> draining = new ConcurrentHashMap<>();
-    private final Map<RegisteredAdapter, CompletableFuture<Void>> unloads = new HashMap<>();
-    private final List<RegisteredAdapter> wantedLoads = new ArrayList<>();
     private final Map<Long, Request> active = new HashMap<>();
     private final AtomicLong nextRequestId = new AtomicLong(1);
-    private final AtomicInteger nextAdapterId = new AtomicInteger(1);
     /** Requests submitted and not yet taken from the inbox. */
     private final AtomicInteger inboxRequests = new AtomicInteger();
     /** The waiting queue's length as of the last step, for admission control from other threads. */
     private volatile int waitingCount;
     private final CopyOnWriteArrayList<Consumer<EngineSnapshot>> listeners = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<Consumer<Scheduler.Plan>> planListeners = new CopyOnWriteArrayList<>();
     private final Runnable wakeup;
     private volatile boolean accepting = true;
 
@@ -98,10 +91,10 @@ public final class EngineCore {
             throw new IllegalArgumentException("the engine is configured with " + config.numKvBlocks()
                     + " KV blocks but the executor holds " + held.getAsInt());
         }
-        this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize());
-        this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
-                model.executor(), loaderPool, clock, this::wake, stats);
-        this.scheduler = new Scheduler(config, kv, tiers, stats);
+        this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize(), config.enablePrefixCaching(), stats);
+        this.adapters = new AdapterRegistry(config, model.config(), model.executor(), loaderPool, clock, stats,
+                this::onEngineThread, this::wake);
+        this.scheduler = new Scheduler(config, kv, adapters, stats);
         this.snapshots = new Snapshots(config, model, clock);
         publish(StepStats.EMPTY);
     }
@@ -122,6 +115,11 @@ public final class EngineCore {
         wakeup.run();
     }
 
+    private void onEngineThread(Runnable command) {
+        inbox.add(command);
+        wake();
+    }
+
     // ---------------------------------------------------------------- API (any thread)
 
     /** Accepts a request and returns its id, or refuses it at once. */
@@ -135,7 +133,7 @@ public final class EngineCore {
         checkLogprobs(req.params().promptLogprobs(), "prompt_logprobs");
         RegisteredAdapter adapter = null;
         if (req.adapterName() != null) {
-            adapter = servableAdapter(req.adapterName());
+            adapter = adapters.servable(req.adapterName());
             if (adapter == null) {
                 throw new RequestRejectedException(Reason.UNKNOWN_ADAPTER,
                         ModelTarget.unknownModelMessage(req.adapterName()));
@@ -175,37 +173,12 @@ public final class EngineCore {
     }
 
     /**
-     * Validates and registers an adapter; the future completes when it is resident in host memory.
-     * Throws NOT_FOUND when the path holds no adapter, INVALID when it breaks a rule, CONFLICT for a taken name.
+     * Registers an adapter; the future completes when it is resident in host memory (see
+     * {@link AdapterRegistry#register}).
      */
     public CompletableFuture<RegisteredAdapter> loadAdapter(String name, Path path, boolean pinned, boolean loadNow)
             throws AdapterException {
-        if (!config.enableLora()) throw new AdapterException(Kind.CONFLICT, "LoRA is not enabled (--enable-lora)");
-        if (adapters.containsKey(name) || draining.containsKey(name)) {
-            throw new AdapterException(Kind.CONFLICT, "The lora adapter '" + name + "' has already been loaded.");
-        }
-        // At least one host place must stay free of pins, or no other adapter could ever be loaded.
-        if (pinned && pinnedCount() + 1 > config.maxCpuLoras() - 1) {
-            throw new AdapterException(Kind.CONFLICT, "Cannot pin '" + name + "': at most max_cpu_loras - 1 = "
-                    + (config.maxCpuLoras() - 1) + " adapters can be pinned");
-        }
-        var spec = PeftReader.read(name, path, model.config(), config.maxLoraRank());
-        RegisteredAdapter a = new RegisteredAdapter(nextAdapterId.getAndIncrement(), spec, pinned);
-        if (adapters.putIfAbsent(name, a) != null || draining.containsKey(name)) {
-            adapters.remove(name, a);
-            throw new AdapterException(Kind.CONFLICT, "The lora adapter '" + name + "' has already been loaded.");
-        }
-        if (loadNow || pinned) {
-            inbox.add(() -> wantedLoads.add(a));
-            wake();
-        } else {
-            a.firstResident().complete(a);
-        }
-        return a.firstResident();
-    }
-
-    private long pinnedCount() {
-        return adapters.values().stream().filter(RegisteredAdapter::pinned).count();
+        return adapters.register(name, path, pinned, loadNow);
     }
 
     /**
@@ -213,29 +186,18 @@ public final class EngineCore {
      * both tiers and the future completes.
      */
     public CompletableFuture<Void> unloadAdapter(String name) throws AdapterException {
-        RegisteredAdapter a = adapters.remove(name);
-        if (a == null) throw new AdapterException(Kind.NOT_FOUND, "The lora adapter '" + name + "' cannot be found.");
-        a.markUnloading();
-        draining.put(name, a);
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        inbox.add(() -> unloads.put(a, done));
-        wake();
-        return done;
+        return adapters.unload(name);
     }
 
+    /** The adapter registered under {@code name} that requests may name, or null. */
     public RegisteredAdapter adapter(String name) {
-        return adapters.get(name);
+        return adapters.servable(name);
     }
 
     /** What a request's model name refers to; the one place names are resolved. */
     public ModelTarget resolve(String model) {
         if (model.equals(config.servedModelName())) return ModelTarget.BASE_MODEL;
-        return servableAdapter(model) != null ? ModelTarget.ADAPTER : ModelTarget.UNKNOWN;
-    }
-
-    /** The adapter requests may name, or null (LoRA off, never loaded, or being unloaded). */
-    private RegisteredAdapter servableAdapter(String name) {
-        return config.enableLora() ? adapters.get(name) : null;
+        return adapters.servable(model) != null ? ModelTarget.ADAPTER : ModelTarget.UNKNOWN;
     }
 
     /** The context-length rule of this engine's {@code max_model_len}. */
@@ -245,9 +207,12 @@ public final class EngineCore {
 
     /** Adapters that requests may name, in registration order. */
     public List<RegisteredAdapter> adapters() {
-        List<RegisteredAdapter> list = new ArrayList<>(adapters.values());
-        list.sort(java.util.Comparator.comparingInt(RegisteredAdapter::id));
-        return list;
+        return adapters.list();
+    }
+
+    /** Every adapter's lifecycle, counts and residency, and the resolver directory. */
+    public AdapterRegistry adapterRegistry() {
+        return adapters;
     }
 
     /** Requests ever accepted by {@link #submit}. */
@@ -262,6 +227,11 @@ public final class EngineCore {
     /** Called on the engine thread with every snapshot, in order. */
     public void addListener(Consumer<EngineSnapshot> listener) {
         listeners.add(listener);
+    }
+
+    /** Called on the engine thread with every step's plan, empty or not, before it executes. */
+    public void addPlanListener(Consumer<Scheduler.Plan> listener) {
+        planListeners.add(listener);
     }
 
     public void stopAccepting() {
@@ -281,7 +251,7 @@ public final class EngineCore {
 
     /** The earliest time something will become ready by itself (an adapter load), or Long.MAX_VALUE. */
     public long nextTimedEventNanos() {
-        return tiers.nextLoadReadyNanos();
+        return adapters.nextLoadReadyNanos();
     }
 
     /**
@@ -292,22 +262,14 @@ public final class EngineCore {
         long now = clock.nanos();
         Runnable cmd;
         while ((cmd = inbox.poll()) != null) cmd.run();
-        for (var it = wantedLoads.iterator(); it.hasNext(); ) {
-            RegisteredAdapter a = it.next();
-            if (a.unloading() || tiers.isHostResident(a)) {
-                it.remove();
-                if (tiers.isHostResident(a)) a.firstResident().complete(a);
-                continue;
-            }
-            tiers.requestLoad(a);
-            if (a.loading()) it.remove();
-        }
-        tiers.pollLoads(loads, this::failAdapterRequests);
-        completeUnloads();
+        adapters.startWantedLoads();
+        adapters.admitFinishedLoads(loads, this::failAdapterRequests);
+        if (adapters.completeUnloads()) dirty = true;
 
         Scheduler.Plan plan = scheduler.schedule(now, loads);
+        for (Consumer<Scheduler.Plan> l : planListeners) l.accept(plan);
         if (plan.isEmpty()) {
-            if (dirty || tiers.takeChanged() || !loads.isEmpty() || !finished.isEmpty()) {
+            if (dirty || adapters.takeChanged() || !loads.isEmpty() || !finished.isEmpty()) {
                 publish(new StepStats(false, 0, -1, List.of(), List.of(), takeFinished(), takeLoads()));
             }
             return null;
@@ -342,7 +304,7 @@ public final class EngineCore {
             }
             r.recordPromptLogprobs(step.batch().sequences().get(i).startPosition(), step.result().promptLogprobs(i));
             r.numComputed += s.numTokens();
-            scheduler.registerFullBlocks(r);
+            kv.cacheFullBlocks(r.blocks, r.numComputed);
             if (r.numComputed < r.numTokens()) continue; // a prompt chunk: no token yet
             int token = step.result().nextTokens()[i];
             if (r.firstTokenNanos < 0) {
@@ -388,11 +350,6 @@ public final class EngineCore {
         inboxRequests.decrementAndGet();
         active.put(r.id, r);
         r.queuedNanos = clock.nanos();
-        if (r.adapter != null) {
-            boolean resident = tiers.isHostResident(r.adapter);
-            stats.hostLookup(resident);
-            if (!resident) tiers.requestLoad(r.adapter);
-        }
         scheduler.enqueue(r);
         dirty = true;
     }
@@ -452,22 +409,6 @@ public final class EngineCore {
         for (Request r : victims) finish(r, FinishReason.ERROR, "Adapter '" + a.name() + "' failed to load: " + cause.getMessage());
     }
 
-    private void completeUnloads() {
-        for (var it = unloads.entrySet().iterator(); it.hasNext(); ) {
-            var e = it.next();
-            RegisteredAdapter a = e.getKey();
-            if (!a.drainedForUnload()) continue;
-            tiers.remove(a);
-            if (a.loading()) continue; // the load lands later and is discarded; wait for it
-            draining.remove(a.name(), a);
-            stats.forget(a);
-            a.firstResident().completeExceptionally(new AdapterException(Kind.NOT_FOUND, "unloaded"));
-            it.remove();
-            e.getValue().complete(null);
-            dirty = true;
-        }
-    }
-
     private Batch buildBatch(Scheduler.Plan plan) {
         List<ScheduledSequence> seqs = new ArrayList<>(plan.scheduled().size());
         int tokens = 0, prefill = 0, decodes = 0;
@@ -479,7 +420,7 @@ public final class EngineCore {
             if (decode) decodes++;
             else prefill += n;
             tokens += n;
-            seqs.add(new ScheduledSequence(r.id, r.tokensRange(r.numComputed, n), r.numComputed, r.blockTable(),
+            seqs.add(new ScheduledSequence(r.id, r.tokensRange(r.numComputed, n), r.numComputed, r.blocks.table(),
                     r.adapter == null ? -1 : r.adapter.slot(), sample, r.params, r.rng, r.prompt, r.numOutput));
         }
         return new Batch(seqs, tokens, prefill, decodes, plan.adapters().size(), config.blockSize());
@@ -502,7 +443,7 @@ public final class EngineCore {
     private void publish(StepStats step) {
         dirty = false;
         waitingCount = scheduler.waiting.size();
-        EngineSnapshot s = snapshots.publish(scheduler, kv, tiers, stats, step);
+        EngineSnapshot s = snapshots.publish(scheduler, kv, adapters, stats, step);
         for (Consumer<EngineSnapshot> l : listeners) l.accept(s);
     }
 
@@ -525,11 +466,15 @@ public final class EngineCore {
         return active.values();
     }
 
-    public AdapterTiers tiers() {
-        return tiers;
-    }
-
     public int freeKvBlocks() {
         return kv.numFree();
+    }
+
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
+    KvCacheManager kvCache() {
+        return kv;
     }
 }

@@ -5,6 +5,7 @@ import dev.patchbay.engine.RequestListener;
 import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.exec.TokenLogprobs;
+import dev.patchbay.engine.kv.SequenceBlocks;
 import java.util.Arrays;
 import java.util.random.RandomGenerator;
 
@@ -25,14 +26,8 @@ public final class Request {
     int numOutput;
     /** Tokens whose KV is in the cache; reset to 0 by preemption (recompute). */
     int numComputed;
-    int[] blocks = new int[4];
-    int numBlocks;
-    /** Prefix hashes of the first {@code numHashes} full blocks of this request's tokens (prefix caching). */
-    long[] blockHashes = new long[4];
-    int numHashes;
-    /** Leading blocks already registered in the prefix cache. */
-    int numRegistered;
-    private int[] blockTableCopy;
+    /** The KV blocks it holds; the KV cache manager changes them. */
+    final SequenceBlocks blocks;
     /** Tokens already emitted to the listener. */
     int numEmitted;
     /** With {@code logprobs} asked for: entry i belongs to output token i (else null). */
@@ -58,6 +53,7 @@ public final class Request {
         this.listener = listener;
         this.rng = rng;
         this.arrivalNanos = arrivalNanos;
+        this.blocks = new SequenceBlocks(this::tokenAt, adapter == null ? 0 : adapter.id());
         if (params.logprobs() != null) outputLogprobs = new TokenLogprobs[16];
         if (params.promptLogprobs() != null) promptLogprobs = new TokenLogprobs[prompt.length];
     }
@@ -100,39 +96,6 @@ public final class Request {
         for (int j = 0; j < entries.length && start + 1 + j < prompt.length; j++) {
             if (promptLogprobs[start + 1 + j] == null) promptLogprobs[start + 1 + j] = entries[j];
         }
-    }
-
-    /** Forgets the shared block table: the blocks were freed (finish or preemption). */
-    void clearBlocks() {
-        numBlocks = 0;
-        blockTableCopy = null;
-    }
-
-    void addBlock(int block) {
-        if (numBlocks == blocks.length) blocks = Arrays.copyOf(blocks, blocks.length * 2);
-        blocks[numBlocks++] = block;
-    }
-
-    /** The prefix hash of full block {@code i}, computed on first use. */
-    long blockHash(int i, int blockSize) {
-        while (numHashes <= i) {
-            long previous = numHashes == 0 ? 0 : blockHashes[numHashes - 1];
-            int[] tokens = tokensRange(numHashes * blockSize, blockSize);
-            if (numHashes == blockHashes.length) blockHashes = Arrays.copyOf(blockHashes, blockHashes.length * 2);
-            blockHashes[numHashes] = dev.patchbay.engine.kv.KvCacheManager.chain(previous, tokens, 0, blockSize,
-                    adapter == null ? 0 : adapter.id());
-            numHashes++;
-        }
-        return blockHashes[i];
-    }
-
-    /**
-     * The block table as an exact-length array. It is shared by consecutive steps until a block is added or the
-     * blocks are freed (a decode needs a new block only every block_size tokens), so executors must not modify it.
-     */
-    int[] blockTable() {
-        if (blockTableCopy == null || blockTableCopy.length != numBlocks) blockTableCopy = Arrays.copyOf(blocks, numBlocks);
-        return blockTableCopy;
     }
 
     int[] tokensRange(int from, int count) {

@@ -1,11 +1,11 @@
 package dev.patchbay.engine.sched;
 
 import dev.patchbay.engine.EngineConfig;
-import dev.patchbay.engine.adapter.AdapterTiers;
+import dev.patchbay.engine.adapter.AdapterRegistry;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.kv.KvCacheManager;
+import dev.patchbay.engine.kv.KvCacheManager.CachedPrefix;
 import dev.patchbay.engine.stats.AdapterLoad;
-import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.EngineStats;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -23,6 +23,8 @@ import java.util.Set;
  * A request whose adapter is not yet in host memory is skipped the same way while its load runs off the loop, and
  * its adapter counts toward the step's set meanwhile, so later requests of other adapters do not take its slot; not
  * while host memory has no room for it, since that room comes only from requests of resident adapters that run.
+ * Blocks and cached prefixes come from the {@link KvCacheManager}; residency, slots and adapter counts are the
+ * {@link AdapterRegistry}'s, told of every request that is queued, scheduled, preempted or gone.
  */
 public final class Scheduler {
     /** Waiting requests whose adapters are fetched ahead of their turn. */
@@ -30,11 +32,9 @@ public final class Scheduler {
 
     private final EngineConfig config;
     private final KvCacheManager kv;
-    private final AdapterTiers tiers;
+    private final AdapterRegistry adapters;
     final ArrayDeque<Request> waiting = new ArrayDeque<>();
     final ArrayList<Request> running = new ArrayList<>();
-    /** Adapters with requests running or waiting, kept as counts change so snapshots need not walk the queues. */
-    final java.util.LinkedHashSet<RegisteredAdapter> inFlight = new java.util.LinkedHashSet<>();
     private final EngineStats stats;
 
     /** One request's part of a step: {@code numTokens} tokens starting at its computed position. */
@@ -48,10 +48,10 @@ public final class Scheduler {
         }
     }
 
-    Scheduler(EngineConfig config, KvCacheManager kv, AdapterTiers tiers, EngineStats stats) {
+    Scheduler(EngineConfig config, KvCacheManager kv, AdapterRegistry adapters, EngineStats stats) {
         this.config = config;
         this.kv = kv;
-        this.tiers = tiers;
+        this.adapters = adapters;
         this.stats = stats;
     }
 
@@ -67,7 +67,7 @@ public final class Scheduler {
             Request r = running.get(i);
             int n = Math.min(r.numTokens() - r.numComputed, budget);
             boolean fits = true;
-            while (!kv.canAllocate(kv.blocksFor(r.numComputed + n) - r.numBlocks)) {
+            while (!kv.allocateSlots(r.blocks, CachedPrefix.NONE, r.numComputed + n)) {
                 Request victim = running.remove(running.size() - 1);
                 preempt(victim);
                 preempted.add(victim);
@@ -77,7 +77,6 @@ public final class Scheduler {
                 }
             }
             if (!fits) break;
-            allocate(r, n);
             scheduled.add(new Scheduled(r, n));
             budget -= n;
             i++;
@@ -101,20 +100,16 @@ public final class Scheduler {
                 }
                 // Prompt log probabilities need logits at every prompt position, so such a request (as in vLLM)
                 // computes its whole prompt rather than starting from a cached prefix.
-                if (config.enablePrefixCaching() && r.numComputed == 0 && r.numBlocks == 0
-                        && r.params.promptLogprobs() == null) {
-                    if (!reuseCachedPrefix(r, budget)) break;
-                }
-                int n = Math.min(r.numTokens() - r.numComputed, budget);
-                if (!kv.canAllocate(kv.blocksFor(r.numComputed + n) - r.numBlocks)) break;
+                CachedPrefix prefix = r.params.promptLogprobs() == null
+                        ? kv.cachedPrefix(r.blocks, r.numTokens()) : CachedPrefix.NONE;
+                int cachedTokens = prefix.numBlocks() * kv.blockSize();
+                int n = Math.min(r.numTokens() - cachedTokens, budget);
+                if (!kv.allocateSlots(r.blocks, prefix, cachedTokens + n)) break;
+                r.numComputed = cachedTokens;
                 waiting.pollFirst();
-                allocate(r, n);
                 if (a != null) {
-                    stats.slotLookup(a.level() == AdapterState.Level.GPU);
-                    activationNanos += tiers.activate(a, stepAdapters, loads);
+                    activationNanos += adapters.requestScheduled(a, stepAdapters, loads);
                     stepAdapters.add(a);
-                    a.waiting--;
-                    a.running++;
                 }
                 r.status = Request.Status.RUNNING;
                 if (r.firstScheduledNanos < 0) r.firstScheduledNanos = now;
@@ -129,45 +124,6 @@ public final class Scheduler {
     }
 
     /**
-     * Starts a request from the longest cached prefix of its tokens (always leaving one token to compute, so
-     * the step samples). Returns false, taking nothing, when the rest would not fit in the free blocks.
-     */
-    private boolean reuseCachedPrefix(Request r, int budget) {
-        int bs = kv.blockSize();
-        int maxHits = (r.numTokens() - 1) / bs;
-        int[] hits = new int[maxHits];
-        int numHits = 0, freeHits = 0;
-        while (numHits < maxHits) {
-            int b = kv.lookup(r.blockHash(numHits, bs));
-            if (b < 0) break;
-            if (kv.isFree(b)) freeHits++;
-            hits[numHits++] = b;
-        }
-        int cachedTokens = numHits * bs;
-        int n = Math.min(r.numTokens() - cachedTokens, budget);
-        if (!kv.canAllocate(kv.blocksFor(cachedTokens + n) - numHits + freeHits)) return false;
-        for (int i = 0; i < numHits; i++) {
-            kv.share(hits[i]);
-            r.addBlock(hits[i]);
-        }
-        r.numComputed = cachedTokens;
-        r.numRegistered = numHits;
-        stats.prefixCacheLookup(r.numTokens(), cachedTokens);
-        return true;
-    }
-
-    /** Registers the request's newly completed full blocks in the prefix cache. */
-    void registerFullBlocks(Request r) {
-        if (!config.enablePrefixCaching()) return;
-        int bs = kv.blockSize();
-        int full = Math.min(r.numComputed / bs, r.numBlocks);
-        while (r.numRegistered < full) {
-            kv.register(r.blocks[r.numRegistered], r.blockHash(r.numRegistered, bs));
-            r.numRegistered++;
-        }
-    }
-
-    /**
      * A LoRA request may start now if its adapter is in host memory and the step can give it a slot. An adapter
      * still loading for an earlier request keeps a place among the step's {@code max_loras} ({@code loading}):
      * were the load synchronous, as in vLLM, that earlier request would hold the slot, and a later request of
@@ -175,68 +131,50 @@ public final class Scheduler {
      */
     private boolean admissible(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters,
                                Set<RegisteredAdapter> loading) {
-        if (!tiers.isHostResident(a)) {
-            tiers.requestLoad(a);
+        if (!adapters.isHostResident(a)) {
+            adapters.requestLoad(a);
             // A load that cannot enter host memory holds no place: the room comes only from resident adapters whose
             // requests run and finish, and holding their slots would keep them from running (a deadlock).
-            if (!stepAdapters.contains(a) && tiers.hostHasRoom()) loading.add(a);
+            if (!stepAdapters.contains(a) && adapters.hostHasRoom()) loading.add(a);
             return false;
         }
         if (stepAdapters.contains(a)) return true;
-        return stepAdapters.size() + loading.size() < config.maxLoras() && tiers.canTakeSlot(a, stepAdapters);
+        return stepAdapters.size() + loading.size() < config.maxLoras() && adapters.canTakeSlot(a, stepAdapters);
     }
 
     private void prefetchAdapters() {
         int seen = 0;
         for (Request r : waiting) {
             if (++seen > PREFETCH_WINDOW) break;
-            if (r.adapter != null && !tiers.isHostResident(r.adapter)) tiers.requestLoad(r.adapter);
+            if (r.adapter != null && !adapters.isHostResident(r.adapter)) adapters.requestLoad(r.adapter);
         }
-    }
-
-    private void allocate(Request r, int numNewTokens) {
-        int need = kv.blocksFor(r.numComputed + numNewTokens) - r.numBlocks;
-        for (int b = 0; b < need; b++) r.addBlock(kv.allocate());
     }
 
     /** Frees a running request's blocks and puts it back at the head of the queue, to be recomputed. */
     private void preempt(Request r) {
-        freeBlocks(r);
+        kv.free(r.blocks);
         r.numComputed = 0;
-        r.numRegistered = 0;
         r.status = Request.Status.WAITING;
-        if (r.adapter != null) {
-            r.adapter.running--;
-            r.adapter.waiting++;
-        }
+        if (r.adapter != null) adapters.requestPreempted(r.adapter);
         waiting.addFirst(r);
         stats.preempted();
-    }
-
-    void freeBlocks(Request r) {
-        for (int b = 0; b < r.numBlocks; b++) kv.release(r.blocks[b]);
-        r.clearBlocks();
     }
 
     /** Takes a request out of whichever queue holds it (finish or abort). */
     void remove(Request r) {
         if (r.status == Request.Status.RUNNING) {
             running.remove(r);
-            if (r.adapter != null) r.adapter.running--;
+            if (r.adapter != null) adapters.requestLeft(r.adapter, true);
         } else if (r.status == Request.Status.WAITING) {
             waiting.remove(r);
-            if (r.adapter != null) r.adapter.waiting--;
+            if (r.adapter != null) adapters.requestLeft(r.adapter, false);
         }
-        if (r.adapter != null && !r.adapter.inFlight()) inFlight.remove(r.adapter);
-        freeBlocks(r);
+        kv.free(r.blocks);
     }
 
     void enqueue(Request r) {
+        if (r.adapter != null) adapters.requestQueued(r.adapter);
         waiting.addLast(r);
-        if (r.adapter != null) {
-            r.adapter.waiting++;
-            inFlight.add(r.adapter);
-        }
     }
 
     public int numRunning() {

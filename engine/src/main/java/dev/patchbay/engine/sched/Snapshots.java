@@ -1,7 +1,7 @@
 package dev.patchbay.engine.sched;
 
 import dev.patchbay.engine.EngineConfig;
-import dev.patchbay.engine.adapter.AdapterTiers;
+import dev.patchbay.engine.adapter.AdapterRegistry;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.clock.Clock;
 import dev.patchbay.engine.kv.KvCacheManager;
@@ -13,10 +13,9 @@ import dev.patchbay.engine.stats.EngineStats;
 import dev.patchbay.engine.stats.LoraState;
 import dev.patchbay.engine.stats.StepStats;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 
 /** Builds the immutable snapshots, counters read from the engine's stats. Engine thread only, except {@link #latest}. */
 final class Snapshots {
@@ -41,23 +40,21 @@ final class Snapshots {
         return latest;
     }
 
-    EngineSnapshot publish(Scheduler scheduler, KvCacheManager kv, AdapterTiers tiers, EngineStats stats,
+    EngineSnapshot publish(Scheduler scheduler, KvCacheManager kv, AdapterRegistry adapters, EngineStats stats,
                            StepStats step) {
         double now = clock.unixSeconds();
         LoraState lora = null;
         if (config.enableLora()) {
-            Set<RegisteredAdapter> listed = new LinkedHashSet<>(tiers.hostResidents());
-            listed.addAll(tiers.loadingAdapters());
-            listed.addAll(scheduler.inFlight);
+            Collection<RegisteredAdapter> listed = adapters.listed();
             List<AdapterState> states = new ArrayList<>(listed.size());
             List<String> runningNames = new ArrayList<>();
             List<String> waitingNames = new ArrayList<>();
             for (RegisteredAdapter a : listed) {
-                states.add(new AdapterState(a.name(), a.id(), a.running, a.waiting, a.level(), a.loading(), a.pinned(),
+                states.add(new AdapterState(a.name(), a.id(), a.running(), a.waiting(), a.level(), a.loading(), a.pinned(),
                         a.spec().rank(), a.level() == AdapterState.Level.NONE ? 0 : a.spec().weightBytes(),
                         stats.promptTokens(a), stats.generationTokens(a), stats.finished(a)));
-                if (a.running > 0) runningNames.add(a.name());
-                if (a.waiting > 0) waitingNames.add(a.name());
+                if (a.running() > 0) runningNames.add(a.name());
+                if (a.waiting() > 0) waitingNames.add(a.name());
             }
             states.sort(Comparator.comparing(AdapterState::name).thenComparingInt(AdapterState::id));
             runningNames.sort(null);
@@ -68,7 +65,7 @@ final class Snapshots {
                 activityChanged = now;
             }
             lora = new LoraState(config.maxLoras(), config.maxCpuLoras(), config.maxLoraRank(), loraDtype,
-                    List.copyOf(states), tiers.slotsUsed(), tiers.hostResident() - tiers.slotsUsed(),
+                    List.copyOf(states), adapters.slotsUsed(), adapters.hostResident() - adapters.slotsUsed(),
                     lastRunningNames, lastWaitingNames, activityChanged);
         }
         Counters counters = stats.counters();
