@@ -59,32 +59,19 @@ final class InferenceSimFleet implements AutoCloseable {
         this.simVersion = simVersion;
     }
 
-    /** The repository's root: the directory above the working one that holds {@code scripts/third-party.sh}. */
-    static Path repositoryRoot() {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("scripts/third-party.sh"))) {
-                return dir;
-            }
-        }
-        throw new IllegalStateException("no scripts/third-party.sh above " + Path.of("").toAbsolutePath());
-    }
-
     /**
      * The simulator's binary and its version, checked against the version {@code scripts/third-party.sh} pins: the
      * link points at {@code .patchbay/tools/llm-d-inference-sim-<version>}, built from that version's module (whose
      * binary, built from the module cache, reports no version of its own).
      */
     static Path simBinary() throws IOException {
-        Path root = repositoryRoot();
+        Path root = RequiredTool.repositoryRoot();
         Matcher pinned = PINNED.matcher(Files.readString(root.resolve("scripts/third-party.sh")));
         if (!pinned.find()) {
             throw new IllegalStateException("scripts/third-party.sh pins no SIM_VERSION");
         }
         String hint = "scripts/third-party.sh sim builds it (Go 1.25 or newer; a few minutes the first time)";
-        Path link = root.resolve(".patchbay/bin/llm-d-inference-sim");
-        if (!Files.isExecutable(link)) {
-            throw RequiredTool.missing("llm-d-inference-sim is not built at " + link + "; " + hint);
-        }
+        Path link = RequiredTool.thirdParty("llm-d-inference-sim");
         Path binary = link.toRealPath();
         String wanted = "llm-d-inference-sim-" + pinned.group(1);
         if (!binary.getFileName().toString().equals(wanted)) {
