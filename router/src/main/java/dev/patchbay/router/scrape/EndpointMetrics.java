@@ -1,6 +1,7 @@
 package dev.patchbay.router.scrape;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -8,77 +9,97 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What the router knows about one model server, as read from one scrape (or built directly
- * from an engine snapshot by the fleet simulator).
- *
- * @param modelName          the served base model ({@code model_name} label), or null if unknown
- * @param waitingRequests    {@code vllm:num_requests_waiting}
- * @param runningRequests    {@code vllm:num_requests_running}
- * @param kvCacheUsage       {@code vllm:kv_cache_usage_perc}, 0..1
- * @param activeAdapters     legacy gauge: {@code running_lora_adapters}
- * @param waitingAdapters    legacy gauge: {@code waiting_lora_adapters}
- * @param maxLora            legacy gauge: {@code max_lora}; 0 when the family is missing
- * @param hasResidencyFamilies true when Patchbay's LoRA families were on the page; the fields
- *                           below are meaningful only then
- * @param adapterRunning     {@code vllm:num_lora_requests_running} per adapter (zeros may be absent)
- * @param adapterWaiting     {@code vllm:num_lora_requests_waiting} per adapter (zeros may be absent)
- * @param residency          {@code vllm:lora_adapter_loaded}: every resident adapter and its tier
- * @param gpuSlots           {@code vllm:max_gpu_lora_adapters}
- * @param gpuSlotsUsed       {@code vllm:num_gpu_loaded_lora_adapters}
- * @param slotAdapters       derived, recomputed here whatever is passed: the adapters in slots, and whether one
- *                           of them is unpinned with no request running or waiting (a cheap eviction); computed
- *                           once per scrape, not per pick, since every pick asks
- * @param placements         derived, recomputed here: every adapter's {@link LoraPlacement}, by id in the
- *                           {@link AdapterIds} table the passed value names (its pool's); only that table is read
+ * What the router knows about one model server: what its page said ({@link PageMetrics}), with what follows from it
+ * for picking worked out once, when the page is read (or the router adds its own request to it), not at every pick:
+ * the adapters in slots and every adapter's {@link LoraPlacement}, keyed by id in the {@link AdapterIds} table of the
+ * pool the metrics belong to. Two metrics are equal when their pages are and they use the same table.
  */
-public record EndpointMetrics(
-        String modelName,
-        int waitingRequests,
-        int runningRequests,
-        double kvCacheUsage,
-        Set<String> activeAdapters,
-        Set<String> waitingAdapters,
-        int maxLora,
-        boolean hasResidencyFamilies,
-        Map<String, Integer> adapterRunning,
-        Map<String, Integer> adapterWaiting,
-        Map<String, AdapterResidency> residency,
-        int gpuSlots,
-        int gpuSlotsUsed,
-        SlotAdapters slotAdapters,
-        Placements placements) {
-
+public final class EndpointMetrics {
     /** An idle server that reported nothing about LoRA. */
     public static final EndpointMetrics EMPTY = builder().build();
 
-    public EndpointMetrics {
-        activeAdapters = Set.copyOf(activeAdapters);
-        waitingAdapters = Set.copyOf(waitingAdapters);
-        adapterRunning = Map.copyOf(adapterRunning);
-        adapterWaiting = Map.copyOf(adapterWaiting);
-        residency = Map.copyOf(residency);
-        List<String> inSlots = new ArrayList<>();
-        boolean idleEvictable = false;
-        for (var entry : residency.entrySet()) {
-            AdapterResidency r = entry.getValue();
-            if (!r.inSlot()) {
-                continue;
-            }
-            inSlots.add(entry.getKey());
-            if (!r.pinned() && adapterRunning.getOrDefault(entry.getKey(), 0) == 0
-                    && adapterWaiting.getOrDefault(entry.getKey(), 0) == 0) {
-                idleEvictable = true;
-            }
-        }
-        AdapterIds table = placements == null ? AdapterIds.UNPOOLED : placements.table();
-        int[] ids = new int[inSlots.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = table.of(inSlots.get(i));
-        }
-        slotAdapters = new SlotAdapters(List.copyOf(inSlots), idleEvictable, ids);
-        placements = hasResidencyFamilies
-                ? Placements.compute(table, residency, adapterRunning, adapterWaiting, gpuSlots, gpuSlotsUsed)
-                : Placements.in(table);
+    private final PageMetrics page;
+    private final AdapterIds table;
+    private final SlotAdapters slotAdapters;
+    private final Placements placements;
+
+    public EndpointMetrics(PageMetrics page, AdapterIds table) {
+        this.page = page;
+        this.table = table;
+        this.slotAdapters = SlotAdapters.of(page, table);
+        this.placements = Placements.of(page, table);
+    }
+
+    /** What the page said. */
+    public PageMetrics page() {
+        return page;
+    }
+
+    /** The adapter id table the derived parts are keyed in: a pool's own, or {@link AdapterIds#UNPOOLED}. */
+    public AdapterIds table() {
+        return table;
+    }
+
+    public String modelName() {
+        return page.modelName();
+    }
+
+    public int waitingRequests() {
+        return page.waitingRequests();
+    }
+
+    public int runningRequests() {
+        return page.runningRequests();
+    }
+
+    public double kvCacheUsage() {
+        return page.kvCacheUsage();
+    }
+
+    public Set<String> activeAdapters() {
+        return page.activeAdapters();
+    }
+
+    public Set<String> waitingAdapters() {
+        return page.waitingAdapters();
+    }
+
+    public int maxLora() {
+        return page.maxLora();
+    }
+
+    public boolean hasResidencyFamilies() {
+        return page.hasResidencyFamilies();
+    }
+
+    public Map<String, Integer> adapterRunning() {
+        return page.adapterRunning();
+    }
+
+    public Map<String, Integer> adapterWaiting() {
+        return page.adapterWaiting();
+    }
+
+    public Map<String, AdapterResidency> residency() {
+        return page.residency();
+    }
+
+    public int gpuSlots() {
+        return page.gpuSlots();
+    }
+
+    public int gpuSlotsUsed() {
+        return page.gpuSlotsUsed();
+    }
+
+    /** The adapters in slots, and whether one is unpinned with no request running or waiting (a cheap eviction). */
+    public SlotAdapters slotAdapters() {
+        return slotAdapters;
+    }
+
+    /** Every adapter's placement here. */
+    public Placements placements() {
+        return placements;
     }
 
     /**
@@ -106,13 +127,21 @@ public record EndpointMetrics(
          */
         public static final int TURNING_SLOT_REQUESTS = 3;
 
-        /** No placements yet: names the table the metrics are to use. */
-        public static Placements in(AdapterIds table) {
+        /** A page without the residency families: no adapter is named, every one counts as having a free slot. */
+        static Placements none(AdapterIds table) {
             return new Placements(table, NONE, LoraPlacement.FREE_SLOT, 0, 0);
         }
 
-        static Placements compute(AdapterIds table, Map<String, AdapterResidency> residency,
-                                  Map<String, Integer> running, Map<String, Integer> waiting, int slots, int slotsUsed) {
+        static Placements of(PageMetrics page, AdapterIds table) {
+            return page.hasResidencyFamilies()
+                    ? compute(table, page.residency(), page.adapterRunning(), page.adapterWaiting(), page.gpuSlots(),
+                    page.gpuSlotsUsed())
+                    : none(table);
+        }
+
+        private static Placements compute(AdapterIds table, Map<String, AdapterResidency> residency,
+                                          Map<String, Integer> running, Map<String, Integer> waiting, int slots,
+                                          int slotsUsed) {
             int claimed = 0, turning = Math.max(0, slots - slotsUsed);
             for (var entry : residency.entrySet()) {
                 if (!entry.getValue().inSlot()) {
@@ -152,7 +181,7 @@ public record EndpointMetrics(
             }
             LoraPlacement unnamed = LoraPlacement.fromResidency(null, 0, freeSlot, spareSlot, queueFits);
             LoraPlacement[] byId = new LoraPlacement[bound];
-            java.util.Arrays.fill(byId, unnamed);
+            Arrays.fill(byId, unnamed);
             for (int k = 0; k < ids.length; k++) {
                 byId[ids[k]] = placements[k];
             }
@@ -164,17 +193,6 @@ public record EndpointMetrics(
             return id >= 0 && id < byId.length ? byId[id] : unnamed;
         }
 
-        // Derived from the metrics' other fields: equal metrics in the same table have equal placements.
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Placements other && table == other.table;
-        }
-
-        @Override
-        public int hashCode() {
-            return System.identityHashCode(table);
-        }
-
         @Override
         public String toString() {
             return "Placements" + (unnamed == null ? "" : " (others " + unnamed + ")");
@@ -182,13 +200,8 @@ public record EndpointMetrics(
     }
 
     /** These metrics with their ids and placements in {@code table}: a pool's own. */
-    public EndpointMetrics inTable(AdapterIds table) {
-        if (placements.table() == table) {
-            return this;
-        }
-        return new EndpointMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage, activeAdapters,
-                waitingAdapters, maxLora, hasResidencyFamilies, adapterRunning, adapterWaiting, residency, gpuSlots,
-                gpuSlotsUsed, SlotAdapters.NONE, Placements.in(table));
+    public EndpointMetrics inTable(AdapterIds other) {
+        return other == table ? this : new EndpointMetrics(page, other);
     }
 
     /**
@@ -196,17 +209,25 @@ public record EndpointMetrics(
      * are the names' ids in the metrics' {@link AdapterIds} table, in the same order.
      */
     public record SlotAdapters(List<String> names, boolean idleEvictable, int[] ids) {
-        static final SlotAdapters NONE = new SlotAdapters(List.of(), false, new int[0]);
-
-        // ids follow from names: equal names are equal slot adapters.
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof SlotAdapters other && names.equals(other.names) && idleEvictable == other.idleEvictable;
-        }
-
-        @Override
-        public int hashCode() {
-            return names.hashCode() * 31 + Boolean.hashCode(idleEvictable);
+        static SlotAdapters of(PageMetrics page, AdapterIds table) {
+            List<String> inSlots = new ArrayList<>();
+            boolean idleEvictable = false;
+            for (var entry : page.residency().entrySet()) {
+                AdapterResidency r = entry.getValue();
+                if (!r.inSlot()) {
+                    continue;
+                }
+                inSlots.add(entry.getKey());
+                if (!r.pinned() && page.adapterRunning().getOrDefault(entry.getKey(), 0) == 0
+                        && page.adapterWaiting().getOrDefault(entry.getKey(), 0) == 0) {
+                    idleEvictable = true;
+                }
+            }
+            int[] ids = new int[inSlots.size()];
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = table.of(inSlots.get(i));
+            }
+            return new SlotAdapters(List.copyOf(inSlots), idleEvictable, ids);
         }
 
         @Override
@@ -221,33 +242,31 @@ public record EndpointMetrics(
     }
 
     public int adapterRunning(String adapter) {
-        return adapterRunning.getOrDefault(adapter, 0);
+        return page.adapterRunning().getOrDefault(adapter, 0);
     }
 
     public int adapterWaiting(String adapter) {
-        return adapterWaiting.getOrDefault(adapter, 0);
+        return page.adapterWaiting().getOrDefault(adapter, 0);
     }
 
     /** Every adapter name this server mentions, in any family. */
     public Set<String> knownAdapters() {
-        Set<String> all = new HashSet<>(activeAdapters);
-        all.addAll(waitingAdapters);
-        all.addAll(residency.keySet());
-        all.addAll(adapterRunning.keySet());
-        all.addAll(adapterWaiting.keySet());
+        Set<String> all = new HashSet<>(page.activeAdapters());
+        all.addAll(page.waitingAdapters());
+        all.addAll(page.residency().keySet());
+        all.addAll(page.adapterRunning().keySet());
+        all.addAll(page.adapterWaiting().keySet());
         return all;
     }
 
     /**
-     * These metrics as they will be once a request the router has just sent arrives: one more waiting request,
-     * and for an adapter request the adapter among the waiting ones. With the residency families, an adapter
-     * that can get a slot at once (it is in host memory, or a slot is free) is counted as taking one, so the
-     * next picks before the following scrape see the slot as used.
+     * These metrics as they will be once a request the router has just sent arrives: one more waiting request, its
+     * adapter among the waiting ones, and a slot taken when it can have one at once ({@link PageMetrics#withOwnRequest}).
      *
      * @param adapter the request's adapter, or null for a base-model request
      */
     public EndpointMetrics withRequestSent(String adapter) {
-        return withOwnRequest(adapter, false);
+        return new EndpointMetrics(page.withOwnRequest(adapter, false), table);
     }
 
     /**
@@ -255,33 +274,22 @@ public record EndpointMetrics(
      * byte came back) since this scrape; the same slot accounting as {@link #withRequestSent}.
      */
     public EndpointMetrics withRequestRunning(String adapter) {
-        return withOwnRequest(adapter, true);
+        return new EndpointMetrics(page.withOwnRequest(adapter, true), table);
     }
 
-    private EndpointMetrics withOwnRequest(String adapter, boolean running) {
-        Set<String> names = running ? activeAdapters : waitingAdapters;
-        Map<String, Integer> counts = running ? adapterRunning : adapterWaiting;
-        Map<String, AdapterResidency> resident = residency;
-        int slotsUsed = gpuSlotsUsed;
-        if (adapter != null) {
-            names = new HashSet<>(names);
-            names.add(adapter);
-        }
-        if (adapter != null && hasResidencyFamilies) {
-            counts = new HashMap<>(counts);
-            counts.merge(adapter, 1, Integer::sum);
-            AdapterResidency here = residency.get(adapter);
-            if ((here == null || !here.inSlot()) && gpuSlotsUsed < gpuSlots) {
-                resident = new HashMap<>(residency);
-                resident.put(adapter, new AdapterResidency(true, here != null && here.pinned(),
-                        here == null ? 0 : here.rank()));
-                slotsUsed++;
-            }
-        }
-        return new EndpointMetrics(modelName, waitingRequests + (running ? 0 : 1), runningRequests + (running ? 1 : 0),
-                kvCacheUsage, running ? names : activeAdapters, running ? waitingAdapters : names, maxLora,
-                hasResidencyFamilies, running ? counts : adapterRunning, running ? adapterWaiting : counts, resident,
-                gpuSlots, slotsUsed, SlotAdapters.NONE, Placements.in(placements.table()));
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof EndpointMetrics other && page.equals(other.page) && table == other.table;
+    }
+
+    @Override
+    public int hashCode() {
+        return page.hashCode() * 31 + System.identityHashCode(table);
+    }
+
+    @Override
+    public String toString() {
+        return "EndpointMetrics" + page;
     }
 
     public static Builder builder() {
@@ -344,10 +352,9 @@ public record EndpointMetrics(
         }
 
         public EndpointMetrics build() {
-            return new EndpointMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage,
+            return new EndpointMetrics(new PageMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage,
                     activeAdapters, waitingAdapters, maxLora, hasResidencyFamilies,
-                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed, SlotAdapters.NONE,
-                    Placements.in(table));
+                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed), table);
         }
     }
 }

@@ -49,7 +49,9 @@ class EndpointMetricsTest {
         }
         // A sent request that takes a free slot shows in the slot adapters at once.
         assertThat(m.withRequestSent("c").slotAdapters().names()).containsExactlyInAnyOrder("a", "b", "c");
-        assertThat(m.withRequestSent("a").slotAdapters()).isEqualTo(m.slotAdapters());
+        EndpointMetrics.SlotAdapters sentToA = m.withRequestSent("a").slotAdapters();
+        assertThat(sentToA.names()).isEqualTo(m.slotAdapters().names());
+        assertThat(sentToA.idleEvictable()).isEqualTo(m.slotAdapters().idleEvictable());
     }
 
     @Test
