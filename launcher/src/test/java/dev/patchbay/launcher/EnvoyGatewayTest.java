@@ -50,7 +50,7 @@ class EnvoyGatewayTest {
     static final String ROUTER_CONFIG = """
             {"seed": 7,
              "rewrites": [{"model": "sql", "targets": [{"model": "a0", "weight": 3}, {"model": "a1", "weight": 1}]}],
-             "saturation": {"queueThreshold": 1, "kvCacheThreshold": 0},
+             "flowControl": {"saturation": {"queueDepthThreshold": 1, "kvCacheUtilThreshold": 0}},
              "objectives": {"batch": -1}}
             """;
     static final ObjectMapper JSON = new ObjectMapper();

@@ -11,7 +11,7 @@ import dev.patchbay.router.pool.ModelsFetcher;
 import dev.patchbay.router.proxy.ProxyHandler;
 import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.OpenAiError;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import io.helidon.http.DirectHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.ServerResponseHeaders;
@@ -35,7 +35,7 @@ public final class Router implements AutoCloseable {
     private final HttpClient scrapeClient;
     private final EndpointPool pool;
     private final EndpointPicker picker;
-    private final RouteDecider decider;
+    private final RequestLifecycle lifecycle;
     private final ProxyHandler proxy;
     private WebServer server;
     private ExtProcServer extProc;
@@ -63,9 +63,9 @@ public final class Router implements AutoCloseable {
             }
         }
         ModelRewriter rewriter = new ModelRewriter(options.config().rewrites(), random);
-        decider = new RouteDecider(pool, picker, options.config(), rewriter);
-        metrics.watch(decider);
-        proxy = new ProxyHandler(pool, decider, proxyClient, metrics);
+        lifecycle = new RequestLifecycle(pool, picker, options.config(), rewriter);
+        metrics.watch(lifecycle);
+        proxy = new ProxyHandler(pool, lifecycle, proxyClient, metrics);
     }
 
     private HttpClient newClient(RouterOptions options) {
@@ -117,7 +117,7 @@ public final class Router implements AutoCloseable {
         if (options.extProcPort() != RouterOptions.NO_EXT_PROC) {
             try {
                 extProc = ExtProcServer.start(options.host(), options.extProcPort(), options.healthPort(),
-                        new ExtProcService(decider, metrics), pool::synced);
+                        new ExtProcService(lifecycle, metrics), pool::synced);
             } catch (IOException e) {
                 stop();
                 throw new IllegalStateException("cannot listen for ext_proc on " + options.host() + ":"
@@ -169,8 +169,8 @@ public final class Router implements AutoCloseable {
         return pool;
     }
 
-    public RouteDecider decider() {
-        return decider;
+    public RequestLifecycle lifecycle() {
+        return lifecycle;
     }
 
     public EndpointPicker picker() {

@@ -191,7 +191,8 @@ class RouteCommandTest {
                     "--config", config.toString());
             try (Router router = command.createRouter()) {
                 assertThat(router.picker().name()).isEqualTo("mine");
-                assertThat(router.picker().countsOwnPicks()).isTrue();
+                assertThat(router.picker().preRequests()).hasOnlyElementsOfType(
+                        dev.patchbay.router.pick.OwnPicksCounter.class).hasSize(1);
             }
             Files.writeString(profiles, Files.readString(profiles).replace("\"weight\": 2", "\"weight\": -2"));
             StringWriter err = new StringWriter();

@@ -6,7 +6,7 @@ import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pick.Profiles;
-import dev.patchbay.router.pick.SlotWaitQueue;
+import dev.patchbay.router.flow.SlotWaitQueue;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -1,6 +1,5 @@
 package dev.patchbay.bench.sim;
 
-import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -98,7 +97,7 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
                             Row kept = reusable(earlier, settings.workload().name(), task.factor(),
                                     task.arrivals().label(), task.seed(), policy);
                             RunResult r = kept != null ? kept.result()
-                                    : sim.run(policy, ProfileSettings.DEFAULT, trace, rate, task.seed(), f -> {});
+                                    : sim.run(policy, trace, rate, task.seed(), f -> {});
                             rows.add(new Row(settings.workload().name(), task.factor(), task.arrivals().label(),
                                     task.seed(), r));
                             int n = done.incrementAndGet();

@@ -15,14 +15,13 @@ import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.PickRequest;
-import dev.patchbay.router.pick.PickResult;
-import dev.patchbay.router.pick.ProfileSettings;
-import dev.patchbay.router.pick.Profiles;
-import dev.patchbay.router.pick.SlotWaitQueue;
+import dev.patchbay.router.pick.profile.ProfileFile;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.router.pool.EndpointStatus;
-import dev.patchbay.router.pool.RequestInFlight;
+import dev.patchbay.router.pool.Send;
+import dev.patchbay.router.route.RequestLifecycle;
+import dev.patchbay.router.route.RouteDecision;
 import java.time.Duration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -67,6 +66,8 @@ public final class FleetSimulator implements AutoCloseable {
 
     private final SimSettings settings;
     private final ScrapePath scrapePath;
+    /** Profiles of one's own the policies may name, or null. */
+    private final ProfileFile profileFile;
     private final Path adapterDir;
 
     public FleetSimulator(SimSettings settings) {
@@ -74,8 +75,14 @@ public final class FleetSimulator implements AutoCloseable {
     }
 
     public FleetSimulator(SimSettings settings, ScrapePath scrapePath) {
+        this(settings, scrapePath, null);
+    }
+
+    /** With {@code profileFile} (or null), whose profiles the policies may name besides the built-in ones. */
+    public FleetSimulator(SimSettings settings, ScrapePath scrapePath, ProfileFile profileFile) {
         this.settings = settings;
         this.scrapePath = scrapePath;
+        this.profileFile = profileFile;
         try {
             // One adapter on storage serves every name: the simulated executor never reads the weights.
             adapterDir = Files.createTempDirectory("patchbay-fleet-");
@@ -90,15 +97,18 @@ public final class FleetSimulator implements AutoCloseable {
         return settings;
     }
 
-    /** Runs one policy over {@code trace}; {@code progress} gets the share of arrival time simulated so far. */
-    public RunResult run(String policy, ProfileSettings profileSettings, Trace trace, double rate, long seed,
-                         DoubleConsumer progress) {
+    /**
+     * Runs one policy ({@link SimPolicy#of}) over {@code trace}; {@code progress} gets the share of arrival time
+     * simulated so far.
+     */
+    public RunResult run(String policy, Trace trace, double rate, long seed, DoubleConsumer progress) {
         long wallStart = System.nanoTime();
+        SimPolicy resolved = SimPolicy.of(policy, profileFile);
         VirtualClock clock = new VirtualClock();
         List<Replica> replicas = startReplicas(clock, seed);
-        EndpointPicker picker = Profiles.create(policy, profileSettings, new Random(seed), clock::nanos);
+        EndpointPicker picker = resolved.profile().create(new Random(seed), clock::nanos);
         RequestLedger ledger = new RequestLedger(trace, clock);
-        Run run = new Run(replicas, picker, trace, ledger, clock);
+        Run run = new Run(replicas, picker, resolved, trace, ledger, clock);
         try (run.pool) {
             run.loop(progress);
         }
@@ -125,7 +135,6 @@ public final class FleetSimulator implements AutoCloseable {
     /** The mutable state of one run and its event loop. */
     private final class Run {
         private final List<Replica> replicas;
-        private final EndpointPicker picker;
         private final Trace trace;
         private final RequestLedger ledger;
         private final VirtualClock clock;
@@ -133,14 +142,14 @@ public final class FleetSimulator implements AutoCloseable {
         private final int[][] prompts = new int[settings.maxModelLen()][];
         /** The router's own pool: last scrapes, its requests in flight, the prompt tally, on the virtual clock. */
         final EndpointPool pool;
-        /** Where requests wait for a slot when the profile holds them, as the real router's {@code RouteDecider}. */
-        private final SlotWaitQueue slotWait;
+        /** The router's request lifecycle: every request is routed through it, as the real router routes. */
+        private final RequestLifecycle lifecycle;
         private long lastEndNanos;
         private final int[] sentTo;
 
-        Run(List<Replica> replicas, EndpointPicker picker, Trace trace, RequestLedger ledger, VirtualClock clock) {
+        Run(List<Replica> replicas, EndpointPicker picker, SimPolicy policy, Trace trace, RequestLedger ledger,
+            VirtualClock clock) {
             this.replicas = replicas;
-            this.picker = picker;
             this.trace = trace;
             this.ledger = ledger;
             this.clock = clock;
@@ -153,7 +162,7 @@ public final class FleetSimulator implements AutoCloseable {
             List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
             pool = new EndpointPool(EndpointSource.of(endpoints), source, Duration.ofNanos(settings.scrapeNanos()),
                     STALENESS, this::scrapeFailed, clock::nanos);
-            slotWait = pool.slotWaitFor(picker);
+            lifecycle = new RequestLifecycle(pool, picker, policy.flowControl());
         }
 
         /** A replica's page always renders and parses; if one did not, the run's numbers would mean nothing. */
@@ -178,7 +187,7 @@ public final class FleetSimulator implements AutoCloseable {
                     replicaEvent = Math.min(replicaEvent, r.nextEventNanos(now));
                     busy |= r.pending != null || r.core.hasRequests();
                 }
-                boolean waiting = slotWait != null && slotWait.size() > 0; // released at a coming scrape
+                boolean waiting = lifecycle.waitingForSlot() > 0; // released at a coming scrape
                 if (arrival == Long.MAX_VALUE && !busy && !waiting) break;
                 if (arrival == Long.MAX_VALUE && replicaEvent == Long.MAX_VALUE && !waiting) break; // stalled
                 long t = Math.min(Math.min(arrival, replicaEvent), nextScrape);
@@ -233,53 +242,34 @@ public final class FleetSimulator implements AutoCloseable {
         }
 
         /**
-         * As the real router routes: pick among the pool's ready endpoints, then record the send with the pool; or,
-         * when the profile holds requests for slots and no endpoint has one for this adapter, wait for a scrape round
-         * whose pick finds one.
+         * Through the router's request lifecycle, as the real router routes: the send is recorded with the pool and the
+         * request submitted once its pick stands, at once or, when it waits for a slot, after the scrape round that
+         * releases it.
          */
         private void route(int i) {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
-            PickRequest request = PickRequest.adapter(adapter);
-            PickResult pick = picker.pick(request, pool.readyStates());
-            if (slotWait != null && slotWait.hold(request, pick, new SlotWaitQueue.Waiter() {
-                @Override
-                public PickResult repick() {
-                    return picker.pick(request, pool.readyStates());
-                }
-
-                @Override
-                public void release(PickResult released) {
-                    send(i, adapter, released);
-                }
-
-                @Override
-                public Object repickKey() {
-                    return request;
-                }
-            })) {
-                return;
-            }
-            send(i, adapter, pick);
+            RequestLifecycle.Admitted admitted = new RequestLifecycle.Admitted(PickRequest.adapter(adapter), null,
+                    false, trace.promptTokens()[i]);
+            lifecycle.route(admitted, RequestLifecycle.ANY_ENDPOINT, decision -> submit(i, adapter, decision));
         }
 
-        private void send(int i, String adapter, PickResult pick) {
-            if (pick.outcome() != PickResult.Outcome.PICKED) {
+        private void submit(int i, String adapter, RouteDecision decision) {
+            if (decision.refused()) {
                 ledger.refused(i);
                 return;
             }
-            Replica r = byEndpoint.get(pick.best().endpoint());
+            Send send = decision.send();
+            Replica r = byEndpoint.get(send.endpoint());
             sentTo[r.index]++;
             register(r, trace.adapter()[i], adapter);
-            int promptTokens = trace.promptTokens()[i];
-            RequestInFlight inFlight = pool.sent(r.endpoint, adapter, promptTokens, picker.countsOwnPicks());
-            EngineRequest req = new EngineRequest(prompt(promptTokens), adapter,
+            EngineRequest req = new EngineRequest(prompt(trace.promptTokens()[i]), adapter,
                     SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(),
-                    new AnswerStream(ledger.sent(i), inFlight));
+                    new AnswerStream(ledger.sent(i), send));
             try {
                 r.core.submit(req);
                 r.wantsStep = true;
             } catch (RequestRejectedException e) {
-                inFlight.finished();
+                send.finished();
                 ledger.refused(i);
             }
         }
@@ -315,13 +305,13 @@ public final class FleetSimulator implements AutoCloseable {
      * Passes outputs on and tells the pool what the proxy of a streamed answer sees: its first byte at the first
      * token, its end when the request finishes.
      */
-    private record AnswerStream(RequestListener inner, RequestInFlight inFlight) implements RequestListener {
+    private record AnswerStream(RequestListener inner, Send send) implements RequestListener {
         @Override
         public void onOutput(RequestOutput out) {
             if (out.finished()) {
-                inFlight.finished();
+                send.finished();
             } else if (out.outputTokens() > 0) {
-                inFlight.answering();
+                send.answering();
             }
             inner.onOutput(out);
         }

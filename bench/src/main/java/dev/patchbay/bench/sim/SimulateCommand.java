@@ -2,11 +2,9 @@ package dev.patchbay.bench.sim;
 
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.router.DurationOption;
-import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
-import dev.patchbay.router.pick.ResidencyScores;
-import dev.patchbay.router.pick.SaturationDetector;
-import dev.patchbay.router.pick.LoraResidencyScorer;
+import dev.patchbay.router.pick.profile.ProfileFile;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,11 +72,10 @@ public final class SimulateCommand implements Callable<Integer> {
                     + "the same metrics built from the engine snapshot (faster, proven equal by the tests)")
     String scrapePath;
     @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationOption.class) Duration scrapeInterval;
-    @Option(names = "--residency-scores", split = ",",
-            description = "patchbay's lora-residency scores: inSlot,inHost,freeSlot,idleSlot,allSlotsBusy (default 1,0.7,0.6,0.3,0)")
-    List<Double> residencyScores;
-    @Option(names = "--residency-weight", description = "patchbay's lora-residency weight (default 3)")
-    Double residencyWeight;
+    @Option(names = "--profile-file", paramLabel = "FILE",
+            description = "a profile file (router.json's profileFile format) whose profiles --policies may name beside "
+                    + "the built-in ones; they run without slot wait")
+    Path profileFile;
     @Option(names = "--stop-above", defaultValue = "60",
             description = "skip a policy's higher rates once its TTFT p99 exceeds this many seconds")
     double stopAbove;
@@ -127,9 +124,7 @@ public final class SimulateCommand implements Callable<Integer> {
     /** The sweep the options describe; IllegalArgumentException for options that make no sense. */
     private Sweep sweep() {
         for (String p : policies) {
-            if (!Profiles.NAMES.contains(p)) {
-                throw new IllegalArgumentException("unknown policy '" + p + "'; known: " + String.join(", ", Profiles.NAMES));
-            }
+            SimPolicy.check(p, profiles());
         }
         Workload w = Workload.named(workload, adapters, zipfS).withSizing(maxLoras, maxCpuLoras, replicas);
         LatencyModel latency = LatencyModel.ofMillis(stepOverheadMs, prefillTokenMs, decodeSeqMs, adapterMs,
@@ -145,22 +140,22 @@ public final class SimulateCommand implements Callable<Integer> {
             if (!(rate > 0)) throw new IllegalArgumentException("rates must be > 0, got " + rate);
         }
         return new Sweep(settings, policies, rates, arrivalProcess,
-                new Trace.Lengths(promptMean, outputMean, lengthSigma), patchbaySettings(), stopAbove, seed, scrapePath());
+                new Trace.Lengths(promptMean, outputMean, lengthSigma), profiles(), stopAbove, seed, scrapePath());
     }
 
     private FleetSimulator.ScrapePath scrapePath() {
         return FleetSimulator.ScrapePath.parse(scrapePath);
     }
 
-    private ProfileSettings patchbaySettings() {
-        ResidencyScores scores = ResidencyScores.DEFAULT;
-        if (residencyScores != null) {
-            if (residencyScores.size() != 5) throw new IllegalArgumentException("--residency-scores needs 5 numbers");
-            scores = new ResidencyScores(residencyScores.get(0), residencyScores.get(1), residencyScores.get(2),
-                    residencyScores.get(3), residencyScores.get(4));
+    private ProfileFile profiles() {
+        if (profileFile == null) {
+            return null;
         }
-        Map<String, Double> weights = residencyWeight == null ? Map.of() : Map.of(LoraResidencyScorer.NAME, residencyWeight);
-        return new ProfileSettings(weights, scores, SaturationDetector.DEFAULT);
+        try {
+            return ProfileFile.read(profileFile);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
     }
 
     private String commandLine() {
@@ -188,7 +183,7 @@ public final class SimulateCommand implements Callable<Integer> {
         m.put("kvBlocks", s.numKvBlocks());
         m.put("scrapeSeconds", s.scrapeNanos() / 1e9);
         m.put("scrapePath", scrapePath);
-        m.put("patchbaySettings", patchbaySettings());
+        m.put("profileFile", profileFile == null ? null : profileFile.toString());
         m.put("stopAboveSeconds", stopAbove);
         return m;
     }

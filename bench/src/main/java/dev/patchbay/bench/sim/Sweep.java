@@ -1,6 +1,6 @@
 package dev.patchbay.bench.sim;
 
-import dev.patchbay.router.pick.ProfileSettings;
+import dev.patchbay.router.pick.profile.ProfileFile;
 import dev.patchbay.router.pick.Profiles;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -15,25 +15,24 @@ import java.util.Set;
  * higher rates (it would only take longer to simulate a longer queue).
  */
 public record Sweep(SimSettings settings, List<String> policies, List<Double> rates, Arrivals arrivals,
-                    Trace.Lengths lengths, ProfileSettings patchbaySettings, double stopAboveSeconds, long seed,
+                    Trace.Lengths lengths, ProfileFile profileFile, double stopAboveSeconds, long seed,
                     FleetSimulator.ScrapePath scrapePath) {
 
     public List<RunResult> run(PrintStream progress) {
         List<RunResult> results = new ArrayList<>();
         Set<String> saturated = new HashSet<>();
         Workload w = settings.workload();
-        try (FleetSimulator sim = new FleetSimulator(settings, scrapePath)) {
+        try (FleetSimulator sim = new FleetSimulator(settings, scrapePath, profileFile)) {
             for (double rate : rates) {
                 Trace trace = Trace.generate(w, rate, settings.durationNanos(), arrivals, lengths,
                         settings.maxModelLen(), seed);
                 for (String policy : policies) {
                     if (saturated.contains(policy)) continue;
-                    ProfileSettings ps = policy.equals(Profiles.PATCHBAY) ? patchbaySettings : ProfileSettings.DEFAULT;
                     String label = String.format(Locale.ROOT, "%s %s @ %s req/s (%d requests)", w.name(), policy,
                             Report.number(rate), trace.size());
                     progress.print(label + ":");
                     progress.flush();
-                    RunResult r = sim.run(policy, ps, trace, rate, seed, f -> {
+                    RunResult r = sim.run(policy, trace, rate, seed, f -> {
                         progress.printf(Locale.ROOT, " %.0f%%", 100 * f);
                         progress.flush();
                     });

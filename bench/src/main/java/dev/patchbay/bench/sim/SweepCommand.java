@@ -146,7 +146,7 @@ public final class SweepCommand implements Callable<Integer> {
             if (!policies.contains(p)) throw new IllegalArgumentException("--policies must include " + p);
         }
         for (String p : policies) {
-            if (!Profiles.NAMES.contains(p)) throw new IllegalArgumentException("unknown policy '" + p + "'");
+            SimPolicy.check(p, null);
         }
         if (seeds < 1) throw new IllegalArgumentException("--seeds must be >= 1");
         List<AcceptanceSweep.Target> targets = new ArrayList<>();

@@ -2,7 +2,6 @@ package dev.patchbay.bench.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -23,7 +22,7 @@ class FleetSimulatorTest {
 
     private static RunResult run(SimSettings s, String policy, Trace trace, long seed) {
         try (FleetSimulator sim = new FleetSimulator(s)) {
-            return sim.run(policy, ProfileSettings.DEFAULT, trace, 15, seed, f -> {});
+            return sim.run(policy, trace, 15, seed, f -> {});
         }
     }
 

@@ -16,7 +16,6 @@ import dev.patchbay.engine.sim.VirtualEngineDriver;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.metrics.EngineMetrics;
 import dev.patchbay.metrics.MetricsOptions;
-import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.EndpointMetricsReader;
@@ -109,10 +108,10 @@ class ScrapePathTest {
         for (String policy : List.of(Profiles.GIE_LORA, Profiles.PATCHBAY)) {
             RunResult text, snapshot;
             try (FleetSimulator sim = new FleetSimulator(s, FleetSimulator.ScrapePath.TEXT)) {
-                text = sim.run(policy, ProfileSettings.DEFAULT, trace, 30, 9, f -> {});
+                text = sim.run(policy, trace, 30, 9, f -> {});
             }
             try (FleetSimulator sim = new FleetSimulator(s, FleetSimulator.ScrapePath.SNAPSHOT)) {
-                snapshot = sim.run(policy, ProfileSettings.DEFAULT, trace, 30, 9, f -> {});
+                snapshot = sim.run(policy, trace, 30, 9, f -> {});
             }
             assertThat(text.completed()).as(policy).isEqualTo(trace.size());
             assertThat(snapshot.withoutWallTime()).as(policy).isEqualTo(text.withoutWallTime());

@@ -11,6 +11,9 @@ public final class ModelRewriter {
     private final Map<String, Integer> totals = new HashMap<>();
     private final RandomGenerator random;
 
+    /** No rewrites: every model is served as requested. */
+    public static final ModelRewriter NONE = new ModelRewriter(List.of(), new java.util.Random(0));
+
     public ModelRewriter(List<ModelRewrite> rewrites, RandomGenerator random) {
         for (ModelRewrite rewrite : rewrites) {
             if (bySource.put(rewrite.model(), rewrite) != null) {

@@ -9,11 +9,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import dev.patchbay.router.DurationOption;
+import dev.patchbay.router.flow.FlowControl;
+import dev.patchbay.router.flow.SaturationDetector;
 import dev.patchbay.router.pick.EndpointPicker;
-import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.Profiles;
-import dev.patchbay.router.pick.ResidencyScores;
-import dev.patchbay.router.pick.SaturationDetector;
 import dev.patchbay.router.pick.profile.ProfileDefinition;
 import dev.patchbay.router.pick.profile.ProfileFile;
 
@@ -31,9 +30,7 @@ import java.util.random.RandomGenerator;
  * {
  *   "profile": "patchbay",
  *   "profileFile": "profiles.json",
- *   "weights": {"queue": 2, "kv-cache": 2, "lora-residency": 3},
- *   "residencyScores": {"inSlot": 1.0, "inHost": 0.7, "freeSlot": 0.6, "idleSlot": 0.3, "allSlotsBusy": 0.0},
- *   "saturation": {"queueThreshold": 5, "kvCacheThreshold": 0.8},
+ *   "flowControl": {"slotWait": "1s", "saturation": {"queueDepthThreshold": 5, "kvCacheUtilThreshold": 0.8}},
  *   "baseModels": ["llama-3-8b"],
  *   "adapters": ["sql-v1", "sql-v2"],
  *   "rewrites": [{"model": "sql", "targets": [{"model": "sql-v1", "weight": 90}, {"model": "sql-v2", "weight": 10}]}],
@@ -45,7 +42,12 @@ import java.util.random.RandomGenerator;
  * {@code profileFile} is a profile file ({@link ProfileFile}) whose profiles {@code profile} may name besides the
  * built-in ones; a relative path is taken from the directory of the config file ({@link #read}) or the working
  * directory ({@link #parse}). Without {@code profile}, a profile file's only profile is used (a file with several
- * needs {@code profile}). The file is read and checked with the config.
+ * needs {@code profile}). The file is read and checked with the config: a profile is declared there, whole, never
+ * changed here.
+ * {@code flowControl} is what happens to a request before its pick, whatever the profile: {@code slotWait}, how long
+ * an adapter request waits in the router while no endpoint has a slot for its adapter (default {@code 1s} with the
+ * {@code patchbay} profile, {@code 0s}, none, with any other), and {@code saturation}, when sheddable requests are
+ * refused with 429.
  * {@code adapters}, when given, is the complete list of servable adapters: other names get 400.
  * {@code objectives} maps an {@code x-gateway-inference-objective} header value to a priority;
  * a negative priority makes the request sheddable.
@@ -54,9 +56,7 @@ import java.util.random.RandomGenerator;
  */
 public record RouterConfig(String profile,
                            ProfileFile profileFile,
-                           Map<String, Double> weights,
-                           Residency residencyScores,
-                           Saturation saturation,
+                           FlowControlConfig flowControl,
                            List<String> baseModels,
                            List<String> adapters,
                            List<ModelRewrite> rewrites,
@@ -64,8 +64,7 @@ public record RouterConfig(String profile,
                            Long seed,
                            Duration servedModelsInterval) {
 
-    public static final RouterConfig DEFAULT =
-            new RouterConfig(null, null, null, null, null, null, null, null, null, null, null);
+    public static final RouterConfig DEFAULT = new RouterConfig(null, null, null, null, null, null, null, null, null);
 
     /** The directory a relative {@code profileFile} is taken from, as a deserialization attribute. */
     private static final String BASE_DIRECTORY = "patchbay.configDirectory";
@@ -75,22 +74,12 @@ public record RouterConfig(String profile,
             .registerModule(new SimpleModule().addDeserializer(ProfileFile.class, new ProfileFileReader())
                     .addDeserializer(Duration.class, new DurationReader()));
 
-    /** Overrides of the residency scores; missing ones keep their default. */
-    public record Residency(Double inSlot, Double inHost, Double freeSlot, Double idleSlot, Double allSlotsBusy) {
-        ResidencyScores resolve() {
-            ResidencyScores d = ResidencyScores.DEFAULT;
-            return new ResidencyScores(or(inSlot, d.inSlot()), or(inHost, d.inHost()), or(freeSlot, d.freeSlot()),
-                    or(idleSlot, d.idleSlot()), or(allSlotsBusy, d.allSlotsBusy()));
-        }
+    /** {@code flowControl}: each field optional. */
+    public record FlowControlConfig(Duration slotWait, SaturationConfig saturation) {
     }
 
-    /** Overrides of the saturation thresholds. */
-    public record Saturation(Double queueThreshold, Double kvCacheThreshold) {
-        SaturationDetector resolve() {
-            SaturationDetector d = SaturationDetector.DEFAULT;
-            return new SaturationDetector(or(queueThreshold, d.queueThreshold()),
-                    or(kvCacheThreshold, d.kvCacheThreshold()));
-        }
+    /** {@code flowControl.saturation}: the gateway's saturation detector's names; each field optional. */
+    public record SaturationConfig(Double queueDepthThreshold, Double kvCacheUtilThreshold) {
     }
 
     public RouterConfig {
@@ -116,14 +105,11 @@ public record RouterConfig(String profile,
             throw new IllegalArgumentException("unknown profile '" + profile + "'; known: " + String.join(", ", known)
                     + (profileFile == null ? "" : " (built-in and from " + profileFile.source() + ")"));
         }
-        weights = weights == null ? Map.of() : Map.copyOf(weights);
         baseModels = baseModels == null ? List.of() : List.copyOf(baseModels);
         adapters = adapters == null ? null : List.copyOf(adapters);
         rewrites = rewrites == null ? List.of() : List.copyOf(rewrites);
         objectives = objectives == null ? Map.of() : Map.copyOf(objectives);
-        // Build the picker once so that a bad weight or score fails when the file is read.
-        definition(profile, profileFile).create(settings(weights, residencyScores, saturation), new java.util.Random(0),
-                System::nanoTime);
+        flowControl(profile, flowControl); // a bad value fails when the file is read
     }
 
     public static RouterConfig read(Path file) throws IOException {
@@ -151,8 +137,20 @@ public record RouterConfig(String profile,
         return JSON.readValue(json, RouterConfig.class);
     }
 
-    public ProfileSettings profileSettings() {
-        return settings(weights, residencyScores, saturation);
+    /** The flow control this configuration asks for, its defaults filled in. */
+    public FlowControl effectiveFlowControl() {
+        return flowControl(profile, flowControl);
+    }
+
+    private static FlowControl flowControl(String profile, FlowControlConfig given) {
+        Duration slotWait = given != null && given.slotWait() != null ? given.slotWait()
+                : Profiles.PATCHBAY.equals(profile) ? FlowControl.DEFAULT_SLOT_WAIT : Duration.ZERO;
+        SaturationDetector d = SaturationDetector.DEFAULT;
+        SaturationConfig saturation = given == null ? null : given.saturation();
+        SaturationDetector detector = saturation == null ? d : new SaturationDetector(
+                or(saturation.queueDepthThreshold(), d.queueDepthThreshold()),
+                or(saturation.kvCacheUtilThreshold(), d.kvCacheUtilThreshold()));
+        return new FlowControl(slotWait, detector);
     }
 
     /** The profile {@code profile} names: from the profile file when it has one of that name, else built in. */
@@ -162,20 +160,12 @@ public record RouterConfig(String profile,
 
     /** A new picker for this configuration's profile and overrides. */
     public EndpointPicker createPicker(RandomGenerator random) {
-        return profileDefinition().create(profileSettings(), random, System::nanoTime);
+        return profileDefinition().create(random, System::nanoTime);
     }
 
     private static ProfileDefinition definition(String profile, ProfileFile profileFile) {
         ProfileDefinition own = profileFile == null ? null : profileFile.profile(profile);
         return own != null ? own : Profiles.builtIn(profile);
-    }
-
-    private static ProfileSettings settings(Map<String, Double> weights, Residency residencyScores,
-                                            Saturation saturation) {
-        // Without residencyScores here the profile's own scores hold (null), else these replace them.
-        return new ProfileSettings(weights,
-                residencyScores == null ? null : residencyScores.resolve(),
-                saturation == null ? SaturationDetector.DEFAULT : saturation.resolve());
     }
 
     private static double or(Double value, double fallback) {

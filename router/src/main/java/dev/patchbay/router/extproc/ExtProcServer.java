@@ -1,6 +1,6 @@
 package dev.patchbay.router.extproc;
 
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -65,7 +65,7 @@ public final class ExtProcServer implements AutoCloseable {
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                 .executor(executor)
                 // A whole buffered body comes as one message: room for the largest the stream accepts (then 413).
-                .maxInboundMessageSize(RouteDecider.MAX_BODY_BYTES + 1024 * 1024)
+                .maxInboundMessageSize(RequestLifecycle.MAX_BODY_BYTES + 1024 * 1024)
                 // A half-open connection would hold its streams, their bodies and their prompts in the tally forever.
                 .keepAliveTime(1, TimeUnit.MINUTES)
                 .keepAliveTimeout(20, TimeUnit.SECONDS)

@@ -5,7 +5,7 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.OpenAiError;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.router.route.RouteDecision;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
@@ -43,7 +43,7 @@ import java.util.function.Predicate;
  */
 final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private final StreamObserver<ProcessingResponse> out;
-    private final RouteDecider decider;
+    private final RequestLifecycle lifecycle;
     private final RouterMetrics metrics;
     private final Map<String, String> headers = new HashMap<>();
     private ByteString body = ByteString.EMPTY;
@@ -51,7 +51,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private BodySendMode requestBodyMode;
     private boolean fullDuplexRequest;
     private boolean fullDuplexResponse;
-    private Predicate<Endpoint> eligible = RouteDecider.ANY_ENDPOINT;
+    private Predicate<Endpoint> eligible = RequestLifecycle.ANY_ENDPOINT;
     private boolean decided;
     private long arrivedNanos;
     /** The request sent on, once decided and not refused. */
@@ -59,9 +59,9 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private boolean responseBegun;
     private boolean done;
 
-    ExtProcStream(StreamObserver<ProcessingResponse> out, RouteDecider decider, RouterMetrics metrics) {
+    ExtProcStream(StreamObserver<ProcessingResponse> out, RequestLifecycle lifecycle, RouterMetrics metrics) {
         this.out = out;
-        this.decider = decider;
+        this.lifecycle = lifecycle;
         this.metrics = metrics;
     }
 
@@ -75,7 +75,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
             fullDuplexRequest = requestBodyMode == BodySendMode.FULL_DUPLEX_STREAMED;
             fullDuplexResponse = request.getProtocolConfig().getResponseBodyMode() == BodySendMode.FULL_DUPLEX_STREAMED;
         }
-        if (!decided && eligible == RouteDecider.ANY_ENDPOINT) {
+        if (!decided && eligible == RequestLifecycle.ANY_ENDPOINT) {
             // The hint may come with any request message before the decision; the first one that has it counts.
             Optional<Set<Endpoint>> subset = PickerProtocol.subset(request.getMetadataContext());
             if (subset.isPresent()) {
@@ -110,7 +110,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         if (http.getEndOfStream()) {
             // No body (the model list): any endpoint will do.
             decided = true;
-            answer(decider.decideWithoutModel(eligible), true, false);
+            answer(lifecycle.decideWithoutModel(eligible), true, false);
         } else if (!fullDuplexRequest) {
             out.onNext(Answers.requestHeadersUnchanged());
         }
@@ -120,8 +120,8 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         if (decided) {
             return; // a repeated last chunk (Envoy sends one on some large bodies): the decision stands
         }
-        if (body.size() + chunk.getBody().size() > RouteDecider.MAX_BODY_BYTES) {
-            refuse(OpenAiError.tooLarge(RouteDecider.MAX_BODY_BYTES));
+        if (body.size() + chunk.getBody().size() > RequestLifecycle.MAX_BODY_BYTES) {
+            refuse(OpenAiError.tooLarge(RequestLifecycle.MAX_BODY_BYTES));
             return;
         }
         body = body.concat(chunk.getBody()); // a rope: chunks are not copied until the body is read
@@ -147,7 +147,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
 
     private void decideOnBody(boolean trailersFollow) {
         decided = true;
-        answer(decider.decide(body.toByteArray(), name -> Optional.ofNullable(headers.get(name)), eligible), false,
+        answer(lifecycle.decide(body.toByteArray(), name -> Optional.ofNullable(headers.get(name)), eligible), false,
                 trailersFollow);
     }
 
@@ -160,7 +160,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         }
         List<EndpointState> offered = PickerProtocol.offered(decision.ranked());
         String destinations = PickerProtocol.destinationValue(offered);
-        sent = new SentRequest(decider, metrics, decision, offered);
+        sent = new SentRequest(lifecycle, metrics, decision, offered);
 
         HeaderMutation.Builder mutation = HeaderMutation.newBuilder()
                 .addSetHeaders(Answers.overwrite(PickerProtocol.DESTINATION_KEY, destinations));

@@ -1,12 +1,15 @@
-package dev.patchbay.router.pick;
+package dev.patchbay.router.flow;
+
+import dev.patchbay.router.pick.EndpointState;
 
 import java.util.List;
 
 /**
- * The pool is saturated when every candidate's waiting queue is over {@code queueThreshold}
- * and its KV-cache use is over {@code kvCacheThreshold}; sheddable requests are then refused.
+ * The pool is saturated when every candidate's waiting queue is over {@code queueDepthThreshold} and its KV-cache use
+ * is over {@code kvCacheUtilThreshold}; sheddable requests are then refused with 429 before any pick (the gateway's
+ * saturation detector, with its names).
  */
-public record SaturationDetector(double queueThreshold, double kvCacheThreshold) {
+public record SaturationDetector(double queueDepthThreshold, double kvCacheUtilThreshold) {
     public static final SaturationDetector DEFAULT = new SaturationDetector(5, 0.8);
 
     public boolean isSaturated(List<EndpointState> candidates) {
@@ -14,8 +17,8 @@ public record SaturationDetector(double queueThreshold, double kvCacheThreshold)
             return false;
         }
         for (EndpointState state : candidates) {
-            if (state.metrics().waitingRequests() <= queueThreshold
-                    || state.metrics().kvCacheUsage() <= kvCacheThreshold) {
+            if (state.metrics().waitingRequests() <= queueDepthThreshold
+                    || state.metrics().kvCacheUsage() <= kvCacheUtilThreshold) {
                 return false;
             }
         }

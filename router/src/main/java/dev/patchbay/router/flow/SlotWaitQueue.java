@@ -1,5 +1,7 @@
-package dev.patchbay.router.pick;
+package dev.patchbay.router.flow;
 
+import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.scrape.LoraPlacement;
 
 import java.util.ArrayDeque;

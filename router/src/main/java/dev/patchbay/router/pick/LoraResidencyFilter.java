@@ -22,19 +22,32 @@ public final class LoraResidencyFilter implements Filter {
     private final int queueThreshold;
     private final double kvCacheThreshold;
 
-    /** A threshold of 0 turns its test off; {@code maxReplicas} 0 means no cap. */
-    public LoraResidencyFilter(int maxReplicas, int queueThreshold, double kvCacheThreshold) {
-        if (maxReplicas < 0 || queueThreshold < 0 || !(kvCacheThreshold >= 0 && kvCacheThreshold <= 1)) {
-            throw new IllegalArgumentException("lora-residency: maxReplicas and queueThreshold must be >= 0 and "
-                    + "kvCacheThreshold in [0, 1]");
+    /**
+     * The filter's parameters: a threshold of 0 turns its test off; {@code maxReplicas} 0 means no cap.
+     *
+     * @param maxReplicas      the most endpoints that may hold an adapter before no new copy opens
+     * @param queueThreshold   an endpoint with more waiting requests is saturated
+     * @param kvCacheThreshold an endpoint with more KV-cache use is saturated
+     */
+    public record Settings(int maxReplicas, int queueThreshold, double kvCacheThreshold) {
+        public static final Settings DEFAULT = new Settings(0, DEFAULT_QUEUE_THRESHOLD, DEFAULT_KV_CACHE_THRESHOLD);
+
+        public Settings {
+            if (maxReplicas < 0 || queueThreshold < 0 || !(kvCacheThreshold >= 0 && kvCacheThreshold <= 1)) {
+                throw new IllegalArgumentException("lora-residency: maxReplicas and queueThreshold must be >= 0 and "
+                        + "kvCacheThreshold in [0, 1]");
+            }
         }
-        this.maxReplicas = maxReplicas;
-        this.queueThreshold = queueThreshold;
-        this.kvCacheThreshold = kvCacheThreshold;
+    }
+
+    public LoraResidencyFilter(Settings settings) {
+        this.maxReplicas = settings.maxReplicas();
+        this.queueThreshold = settings.queueThreshold();
+        this.kvCacheThreshold = settings.kvCacheThreshold();
     }
 
     public LoraResidencyFilter() {
-        this(0, DEFAULT_QUEUE_THRESHOLD, DEFAULT_KV_CACHE_THRESHOLD);
+        this(Settings.DEFAULT);
     }
 
     public int maxReplicas() {

@@ -32,10 +32,11 @@ import java.util.function.LongSupplier;
  * where it has no slot, would wait until some adapter there has no request left, under steady traffic never): the
  * drain is then on an endpoint where its requests wait.
  *
- * <p>For every request it removes the endpoints where that request would hinder a drain, unless none is left.
- * Thread-safe: drains live in a concurrent map; two racing picks may each start one, which is harmless.
+ * <p>For every request it removes the endpoints where that request would hinder a drain, unless none is left. Its
+ * picks change nothing: drains start and end as requests are sent ({@link #preRequest}). Thread-safe: drains live in
+ * a concurrent map; two racing sends may each start one, which is harmless.
  */
-public final class LoraSpreadFilter implements Filter {
+public final class LoraSpreadFilter implements Filter, PreRequest {
     public static final String NAME = "lora-spread";
     /** Holders count as overloaded when their waiting queues are this much longer than the drain target's. */
     public static final int DEFAULT_OVERLOAD_WAITING = 8;
@@ -100,42 +101,39 @@ public final class LoraSpreadFilter implements Filter {
     private final long persistenceNanos;
 
     /**
-     * @param persistenceNanos how long a drain must be wanted, at every pick for the adapter, before it starts: a
-     *                         burst makes queues uneven for a moment, a frozen placement for as long as it lasts
+     * The filter's parameters.
+     *
+     * @param overloadWaiting  how much longer the holders' waiting queues must be than a drain target's
+     * @param timeoutNanos     how long a drain may last at most
+     * @param cooldownNanos    how long after a drain ends before another starts on the same endpoint
+     * @param persistenceNanos how long a drain must be wanted, at every request sent for the adapter, before it
+     *                         starts: a burst makes queues uneven for a moment, a frozen placement for as long as it
+     *                         lasts
      */
-    public LoraSpreadFilter(LongSupplier nanoClock, int overloadWaiting, long timeoutNanos, long cooldownNanos,
-                            long persistenceNanos) {
-        this.nanoClock = nanoClock;
-        this.overloadWaiting = overloadWaiting;
-        this.timeoutNanos = timeoutNanos;
-        this.cooldownNanos = cooldownNanos;
-        this.persistenceNanos = persistenceNanos;
+    public record Settings(int overloadWaiting, long timeoutNanos, long cooldownNanos, long persistenceNanos) {
+        public static final Settings DEFAULT = new Settings(DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS,
+                DEFAULT_COOLDOWN_NANOS, DEFAULT_PERSISTENCE_NANOS);
+
+        /** These settings with drains that start as soon as they are wanted. */
+        public Settings startingAtOnce() {
+            return new Settings(overloadWaiting, timeoutNanos, cooldownNanos, 0);
+        }
     }
 
-    /** Drains start as soon as they are wanted. */
-    public LoraSpreadFilter(LongSupplier nanoClock, int overloadWaiting, long timeoutNanos, long cooldownNanos) {
-        this(nanoClock, overloadWaiting, timeoutNanos, cooldownNanos, 0);
+    public LoraSpreadFilter(LongSupplier nanoClock, Settings settings) {
+        this.nanoClock = nanoClock;
+        this.overloadWaiting = settings.overloadWaiting();
+        this.timeoutNanos = settings.timeoutNanos();
+        this.cooldownNanos = settings.cooldownNanos();
+        this.persistenceNanos = settings.persistenceNanos();
     }
 
     public LoraSpreadFilter(LongSupplier nanoClock) {
-        this(nanoClock, DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS, DEFAULT_COOLDOWN_NANOS,
-                DEFAULT_PERSISTENCE_NANOS);
+        this(nanoClock, Settings.DEFAULT);
     }
 
-    public long persistenceNanos() {
-        return persistenceNanos;
-    }
-
-    public int overloadWaiting() {
-        return overloadWaiting;
-    }
-
-    public long timeoutNanos() {
-        return timeoutNanos;
-    }
-
-    public long cooldownNanos() {
-        return cooldownNanos;
+    public Settings settings() {
+        return new Settings(overloadWaiting, timeoutNanos, cooldownNanos, persistenceNanos);
     }
 
     @Override
@@ -170,15 +168,13 @@ public final class LoraSpreadFilter implements Filter {
         if (request.baseModel()) {
             return candidates;
         }
-        long now = nanoClock.getAsLong();
-        endFinishedDrains(candidates, now);
-        maybeStartDrain(request.model(), candidates, now);
-        if (drains.isEmpty()) {
+        Step step = step(request.model(), candidates, nanoClock.getAsLong());
+        if (drains.isEmpty() && step.started() == null) {
             return candidates;
         }
         List<EndpointState> kept = new ArrayList<>(candidates.size());
         for (EndpointState state : candidates) {
-            Drain drain = drains.get(state.endpoint());
+            Drain drain = step.drainAt(state.endpoint());
             if (drain != null && drain.forAdapter().equals(request.model()) && hasRoom(state.metrics(), drain)) {
                 return List.of(state); // the slot is free: this is where the adapter was meant to go
             }
@@ -187,6 +183,65 @@ public final class LoraSpreadFilter implements Filter {
             }
         }
         return kept.isEmpty() ? candidates : kept;
+    }
+
+    /**
+     * A request goes out: the drains its pick saw ending end, and the one it saw start starts. Picks only look (a
+     * request held for a slot is picked for again and again), so the drain state moves once per request sent.
+     */
+    @Override
+    public void preRequest(Dispatch dispatch) {
+        PickRequest request = dispatch.request();
+        if (request.baseModel()) {
+            return;
+        }
+        long now = nanoClock.getAsLong();
+        Step step = step(request.model(), dispatch.candidates(), now);
+        for (Map.Entry<Endpoint, Drain> ended : step.ended().entrySet()) {
+            if (drains.remove(ended.getKey(), ended.getValue())) {
+                drainEnded.put(ended.getKey(), now);
+            }
+        }
+        if (step.proposal() == null) {
+            overloadedSince.remove(request.model());
+            return;
+        }
+        overloadedSince.putIfAbsent(request.model(), now);
+        if (step.started() != null && drains.putIfAbsent(step.proposal().endpoint(), step.started()) == null) {
+            drainsStarted.incrementAndGet();
+            overloadedSince.remove(request.model());
+        }
+    }
+
+    /**
+     * What one request's pick sees happen to the drains, without changing them: the drains that end (timed out, or
+     * their adapter arrived, or another took the slot), the drain it would want started, and whether it starts now
+     * (wanted long enough, or a rescue).
+     */
+    private record Step(Map<Endpoint, Drain> ended, Proposal proposal, Drain started, Map<Endpoint, Drain> drains) {
+        /** The drain on {@code endpoint} once this step is taken. */
+        Drain drainAt(Endpoint endpoint) {
+            if (started != null && proposal.endpoint().equals(endpoint)) {
+                return started;
+            }
+            return ended.containsKey(endpoint) ? null : drains.get(endpoint);
+        }
+    }
+
+    private Step step(String adapter, List<EndpointState> candidates, long now) {
+        Map<Endpoint, Drain> ended = endingDrains(candidates, now);
+        Proposal p = proposeDrain(adapter, candidates, now, ended);
+        Drain started = null;
+        if (p != null) {
+            long since = overloadedSince.getOrDefault(adapter, now);
+            // A burst passes by itself; a frozen placement does not.
+            boolean wantedLongEnough = p.rescue() || now - since >= persistenceNanos;
+            boolean endpointFree = drains.get(p.endpoint()) == null || ended.containsKey(p.endpoint());
+            if (wantedLongEnough && endpointFree) {
+                started = p.drain();
+            }
+        }
+        return new Step(ended, p, started, drains);
     }
 
     /**
@@ -206,14 +261,15 @@ public final class LoraSpreadFilter implements Filter {
                 && placement != LoraPlacement.IN_SLOT;
     }
 
-    private void endFinishedDrains(List<EndpointState> candidates, long now) {
+    /** The drains that end at this pick: timed out (anywhere, ready or not), or over on one of the candidates. */
+    private Map<Endpoint, Drain> endingDrains(List<EndpointState> candidates, long now) {
         if (drains.isEmpty()) {
-            return;
+            return Map.of();
         }
-        // Timed out, including drains on endpoints that have left the pool or are not ready.
+        Map<Endpoint, Drain> ending = new HashMap<>();
         for (var entry : drains.entrySet()) {
-            if (now - entry.getValue().sinceNanos() > timeoutNanos && drains.remove(entry.getKey(), entry.getValue())) {
-                drainEnded.put(entry.getKey(), now);
+            if (now - entry.getValue().sinceNanos() > timeoutNanos) {
+                ending.put(entry.getKey(), entry.getValue());
             }
         }
         for (EndpointState state : candidates) {
@@ -226,36 +282,19 @@ public final class LoraSpreadFilter implements Filter {
             boolean arrived = LoraPlacement.of(m, drain.forAdapter()) == LoraPlacement.IN_SLOT;
             boolean slotTakenByAnother = (drained == null || !drained.inSlot()) && m.gpuSlotsUsed() >= m.gpuSlots();
             if (arrived || slotTakenByAnother) {
-                if (drains.remove(state.endpoint(), drain)) {
-                    drainEnded.put(state.endpoint(), now);
-                }
+                ending.put(state.endpoint(), drain);
             }
         }
+        return ending;
     }
 
     /**
-     * Drains a slot for {@code adapter} when no endpoint has room for it and either no endpoint holds it while its
+     * A drain wanted for {@code adapter} when no endpoint has room for it and either no endpoint holds it while its
      * requests are stuck somewhere (queued where it has no slot and every slot is busy: they wait until some adapter
      * there has no request left, under steady traffic never; the drain is then where they wait), or every endpoint
      * holding it has a long queue or many requests (the drain is then on an endpoint with a much shorter queue or
-     * half the requests).
+     * half the requests); null when none is. {@code ended}: the drains that end at this pick.
      */
-    private void maybeStartDrain(String adapter, List<EndpointState> candidates, long now) {
-        Proposal p = proposeDrain(adapter, candidates, now);
-        if (p == null) {
-            overloadedSince.remove(adapter);
-            return;
-        }
-        long since = overloadedSince.computeIfAbsent(adapter, k -> now);
-        if (!p.rescue() && now - since < persistenceNanos) {
-            return; // a burst passes by itself; a frozen placement does not
-        }
-        if (drains.putIfAbsent(p.endpoint(), p.drain()) == null) {
-            drainsStarted.incrementAndGet();
-            overloadedSince.remove(adapter);
-        }
-    }
-
     /**
      * A drain to start on {@code endpoint}; {@code rescue} when the adapter is held nowhere and its requests are stuck:
      * no burst explains that, so it starts at once.
@@ -263,7 +302,7 @@ public final class LoraSpreadFilter implements Filter {
     private record Proposal(Endpoint endpoint, Drain drain, boolean rescue) {
     }
 
-    private Proposal proposeDrain(String adapter, List<EndpointState> candidates, long now) {
+    private Proposal proposeDrain(String adapter, List<EndpointState> candidates, long now, Map<Endpoint, Drain> ended) {
         if (candidates.size() < 2) {
             return null;
         }
@@ -291,8 +330,8 @@ public final class LoraSpreadFilter implements Filter {
         if (noHolder && !stuckSomewhere) {
             return null; // a first request: it goes where it waits least, as usual
         }
-        for (Drain drain : drains.values()) {
-            if (drain.forAdapter().equals(adapter)) {
+        for (var entry : drains.entrySet()) {
+            if (entry.getValue().forAdapter().equals(adapter) && !ended.containsKey(entry.getKey())) {
                 return null;
             }
         }
@@ -302,8 +341,9 @@ public final class LoraSpreadFilter implements Filter {
         for (int i = 0; i < holder.length; i++) {
             EndpointState state = candidates.get(i);
             EndpointMetrics m = state.metrics();
-            Long ended = drainEnded.get(state.endpoint());
-            if ((ended != null && now - ended < cooldownNanos) || drains.containsKey(state.endpoint())
+            Long endedAt = ended.containsKey(state.endpoint()) ? (Long) now : drainEnded.get(state.endpoint());
+            boolean draining = drains.containsKey(state.endpoint()) && !ended.containsKey(state.endpoint());
+            if ((endedAt != null && now - endedAt < cooldownNanos) || draining
                     || holder[i] || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
                 // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
@@ -315,7 +355,7 @@ public final class LoraSpreadFilter implements Filter {
                 continue; // stuck requests are served where they wait; otherwise only a much lighter endpoint helps
             }
             if (slotHolders == null) {
-                slotHolders = slotHolders(candidates);
+                slotHolders = slotHolders(candidates, ended);
             }
             Victim victim = victim(m, adapter, slotHolders);
             if (victim != null && (best == null || victim.betterThan(best)
@@ -374,10 +414,10 @@ public final class LoraSpreadFilter implements Filter {
     }
 
     /** Per adapter, how many candidates hold it in a slot without draining it: counted once per drain decision. */
-    private Map<String, Integer> slotHolders(List<EndpointState> candidates) {
+    private Map<String, Integer> slotHolders(List<EndpointState> candidates, Map<Endpoint, Drain> ended) {
         Map<String, Integer> counts = new HashMap<>();
         for (EndpointState state : candidates) {
-            Drain drain = drains.get(state.endpoint());
+            Drain drain = ended.containsKey(state.endpoint()) ? null : drains.get(state.endpoint());
             for (var entry : state.metrics().residency().entrySet()) {
                 if (entry.getValue().inSlot() && (drain == null || !drain.adapter().equals(entry.getKey()))) {
                     counts.merge(entry.getKey(), 1, Integer::sum);

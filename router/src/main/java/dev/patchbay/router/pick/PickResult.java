@@ -5,11 +5,11 @@ import java.util.List;
 /**
  * The picker's answer.
  *
- * @param outcome whether an endpoint was picked, none was ready, or the request was shed
+ * @param outcome whether an endpoint was picked or none was ready
  * @param ranked  the candidates best first (empty unless PICKED)
  */
 public record PickResult(Outcome outcome, List<EndpointState> ranked) {
-    public enum Outcome { PICKED, NO_ENDPOINT, SHED }
+    public enum Outcome { PICKED, NO_ENDPOINT }
 
     public PickResult {
         ranked = List.copyOf(ranked);
@@ -21,10 +21,6 @@ public record PickResult(Outcome outcome, List<EndpointState> ranked) {
 
     static PickResult noEndpoint() {
         return new PickResult(Outcome.NO_ENDPOINT, List.of());
-    }
-
-    static PickResult shed() {
-        return new PickResult(Outcome.SHED, List.of());
     }
 
     /** The chosen endpoint; only for PICKED. */

@@ -1,9 +1,7 @@
 package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
-import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.EndpointState;
-import dev.patchbay.router.pick.SlotWaitQueue;
 import dev.patchbay.router.prom.MalformedPageException;
 import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
@@ -49,8 +47,8 @@ public final class EndpointPool implements AutoCloseable {
         final AtomicLong promptTokensInFlight = new AtomicLong();
         /** The last good scrape as read, before the router's own requests are added to it. */
         private EndpointMetrics scraped;
-        /** The router's requests that no scrape has shown yet, oldest first. */
-        private final List<RequestInFlight> unseen = new ArrayList<>();
+        /** The router's counted requests that no scrape has shown yet, oldest first. */
+        private final List<Send> unseen = new ArrayList<>();
         /** The router's adapter requests here that have not ended, by adapter. */
         private final Map<String, Integer> inFlightByAdapter = new HashMap<>();
         /** Why scrapes have failed since the last good one (the latest reason), or null: logged when it changes. */
@@ -94,26 +92,32 @@ public final class EndpointPool implements AutoCloseable {
             failingFor = null;
         }
 
-        synchronized void add(RequestInFlight request) {
-            unseen.add(request);
-            if (request.adapter() != null) {
-                inFlightByAdapter.merge(request.adapter(), 1, Integer::sum);
+        /** {@code send} counts in this endpoint's metrics from now until a scrape shows it. */
+        synchronized void count(Send send) {
+            if (send.counted() || send.phase() == Send.Phase.DONE) {
+                return;
+            }
+            send.markCounted();
+            unseen.add(send);
+            if (send.adapter() != null) {
+                inFlightByAdapter.merge(send.adapter(), 1, Integer::sum);
             }
             EndpointStatus s = status.get();
             if (s.metrics() != null) {
-                status.set(new EndpointStatus(s.endpoint(), s.metrics().withRequestSent(request.adapter()),
-                        s.lastGoodNanos(), s.failing(), s.lastError()));
+                EndpointMetrics withSend = send.phase() == Send.Phase.RUNNING
+                        ? s.metrics().withRequestRunning(send.adapter()) : s.metrics().withRequestSent(send.adapter());
+                status.set(new EndpointStatus(s.endpoint(), withSend, s.lastGoodNanos(), s.failing(), s.lastError()));
             }
         }
 
-        synchronized void advance(RequestInFlight request, RequestInFlight.Phase next) {
-            if (!request.moveTo(next)) {
+        synchronized void advance(Send request, Send.Phase next) {
+            if (!request.moveTo(next) || !request.counted()) {
                 return;
             }
-            if (next == RequestInFlight.Phase.DONE && request.adapter() != null) {
+            if (next == Send.Phase.DONE && request.adapter() != null) {
                 inFlightByAdapter.computeIfPresent(request.adapter(), (adapter, n) -> n > 1 ? n - 1 : null);
             }
-            boolean counted = next == RequestInFlight.Phase.DONE ? unseen.remove(request) : unseen.contains(request);
+            boolean counted = next == Send.Phase.DONE ? unseen.remove(request) : unseen.contains(request);
             EndpointStatus s = status.get();
             if (counted && scraped != null) { // else a scrape shows it already, as the server counts it
                 status.set(new EndpointStatus(s.endpoint(), withUnseen(), s.lastGoodNanos(), s.failing(),
@@ -168,7 +172,7 @@ public final class EndpointPool implements AutoCloseable {
             // Per adapter: the router's requests in flight here, less those sent after the scrape began (no page can
             // show them), less the page's count, is how many of those sent before it the page does not show.
             Map<String, Integer> notShown = new HashMap<>(inFlightByAdapter);
-            for (RequestInFlight request : unseen) {
+            for (Send request : unseen) {
                 if (request.adapter() != null && request.sentNanos() >= startedNanos) {
                     notShown.merge(request.adapter(), -1, Integer::sum);
                 }
@@ -176,7 +180,7 @@ public final class EndpointPool implements AutoCloseable {
             notShown.replaceAll((adapter, n) -> n - metrics.adapterRunning().getOrDefault(adapter, 0)
                     - metrics.adapterWaiting().getOrDefault(adapter, 0));
             for (int i = unseen.size() - 1; i >= 0; i--) { // newest first
-                RequestInFlight request = unseen.get(i);
+                Send request = unseen.get(i);
                 if (request.sentNanos() >= startedNanos) {
                     continue;
                 }
@@ -192,7 +196,7 @@ public final class EndpointPool implements AutoCloseable {
         /** The last scrape with every request it cannot show yet, each as it stands now. */
         private EndpointMetrics withUnseen() {
             EndpointMetrics metrics = scraped;
-            for (RequestInFlight request : unseen) {
+            for (Send request : unseen) {
                 metrics = switch (request.phase()) {
                     case WAITING -> metrics.withRequestSent(request.adapter());
                     case RUNNING -> metrics.withRequestRunning(request.adapter());
@@ -323,6 +327,11 @@ public final class EndpointPool implements AutoCloseable {
         this.nanoClock = nanoClock;
     }
 
+    /** The time of scrapes, sends and staleness: the router's nanosecond clock, or a simulator's virtual one. */
+    public LongSupplier clock() {
+        return nanoClock;
+    }
+
     /** {@link #DEFAULT_MAX_STALENESS}, or {@code staleness} when that is longer. */
     public static Duration defaultMaxStaleness(Duration staleness) {
         return staleness.compareTo(DEFAULT_MAX_STALENESS) > 0 ? staleness : DEFAULT_MAX_STALENESS;
@@ -355,7 +364,7 @@ public final class EndpointPool implements AutoCloseable {
      * Runs {@code listener} after each scrape round: in {@link #tick} before it starts the next round's scrapes (the
      * last round's have ended by then unless an endpoint is slow), in {@link #scrapeNow} once the round is done.
      */
-    void afterEachRound(Runnable listener) {
+    public void afterEachRound(Runnable listener) {
         afterRound.add(listener);
     }
 
@@ -367,27 +376,12 @@ public final class EndpointPool implements AutoCloseable {
      * medians of 5 seeds with no bound / 2 intervals: gie-multilora 1.1x Gamma cv 4 4.20 / 2.86 s, zipf 1.0x cv 2
      * 1.05 / 1.02 s, cv 4 2.73 / 2.92 s.
      */
-    void countRequestsUntilShown() {
+    public void countRequestsUntilShown() {
         untilShownNanos = UNTIL_SHOWN_INTERVALS * interval.toNanos();
     }
 
     /** See {@link #countRequestsUntilShown}. */
     static final int UNTIL_SHOWN_INTERVALS = 2;
-
-    /**
-     * Where {@code picker}'s adapter requests wait for a slot, or null when its profile does not hold them: a queue on
-     * this pool's clock, released after each scrape round, with requests counted until shown
-     * ({@link #countRequestsUntilShown}). The router's decider and the fleet simulator both set slot wait up here.
-     */
-    public SlotWaitQueue slotWaitFor(EndpointPicker picker) {
-        if (picker.slotWaitNanos() <= 0) {
-            return null;
-        }
-        SlotWaitQueue queue = new SlotWaitQueue(picker.slotWaitNanos(), nanoClock);
-        countRequestsUntilShown();
-        afterEachRound(queue::releaseReady);
-        return queue;
-    }
 
     /**
      * From now on every endpoint's model list is read with {@code source} once per {@code interval}, in the scrape
@@ -556,22 +550,15 @@ public final class EndpointPool implements AutoCloseable {
     }
 
     /**
-     * A request just sent to {@code endpoint}: its {@code promptTokens} count in the endpoint's prefill tally until
-     * the answer's first byte, and with {@code countInMetrics} the request counts in the endpoint's metrics until a
-     * scrape shows it ({@link RequestInFlight}). For an endpoint not in the pool the handle counts nowhere; an
-     * endpoint removed and re-added meanwhile is not touched.
+     * Records a request just sent to {@code endpoint}: its {@code promptTokens} count in the endpoint's prefill tally
+     * until the answer's first byte, and once the returned send is {@link Send#countUntilShown counted}, the request
+     * counts in the endpoint's metrics until a scrape shows it. For an endpoint not in the pool the send counts nowhere;
+     * an endpoint removed and re-added meanwhile is not touched.
      *
      * @param adapter the request's adapter, or null for a base-model request
      */
-    public RequestInFlight sent(Endpoint endpoint, String adapter, long promptTokens, boolean countInMetrics) {
-        Slot slot = slots.get(endpoint);
-        PromptInFlight prompt = new PromptInFlight(slot == null ? new AtomicLong() : slot.promptTokensInFlight,
-                promptTokens);
-        RequestInFlight request = new RequestInFlight(countInMetrics ? slot : null, adapter, nanoClock.getAsLong(), prompt);
-        if (countInMetrics && slot != null) {
-            slot.add(request);
-        }
-        return request;
+    public Send sent(Endpoint endpoint, String adapter, long promptTokens) {
+        return new Send(this, endpoint, slots.get(endpoint), adapter, promptTokens, nanoClock.getAsLong());
     }
 
     /** Prompt tokens sent to {@code endpoint} and not answered yet; 0 for an endpoint not in the pool. */

@@ -2,9 +2,9 @@ package dev.patchbay.router.proxy;
 
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pool.EndpointPool;
-import dev.patchbay.router.pool.RequestInFlight;
+import dev.patchbay.router.pool.Send;
 import dev.patchbay.router.route.OpenAiError;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.router.route.RouteDecision;
 import io.helidon.http.Header;
 import io.helidon.http.HeaderNames;
@@ -29,7 +29,7 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Forwards OpenAI requests to the endpoint {@link RouteDecider} picked, streaming the answer
+ * Forwards OpenAI requests to the endpoint {@link RequestLifecycle} picked, streaming the answer
  * through as it comes; retries the next-best endpoint once when the connection fails before
  * any answer (refused, or reset or closed before the status line). Answers the requests it
  * cannot forward (a body over the limit or cut short, an unknown path) with OpenAI errors.
@@ -45,13 +45,13 @@ public final class ProxyHandler {
     private static final System.Logger LOG = System.getLogger(ProxyHandler.class.getName());
 
     private final EndpointPool pool;
-    private final RouteDecider decider;
+    private final RequestLifecycle lifecycle;
     private final HttpClient client;
     private final RouterMetrics metrics;
 
-    public ProxyHandler(EndpointPool pool, RouteDecider decider, HttpClient client, RouterMetrics metrics) {
+    public ProxyHandler(EndpointPool pool, RequestLifecycle lifecycle, HttpClient client, RouterMetrics metrics) {
         this.pool = pool;
-        this.decider = decider;
+        this.lifecycle = lifecycle;
         this.client = client;
         this.metrics = metrics;
     }
@@ -59,18 +59,18 @@ public final class ProxyHandler {
     /** POST /v1/completions and /v1/chat/completions: the body's {@code model} decides. */
     public void handleModelRequest(ServerRequest req, ServerResponse res) throws IOException {
         long arrived = System.nanoTime();
-        RequestBody.Result body = RequestBody.read(req, RouteDecider.MAX_BODY_BYTES);
+        RequestBody.Result body = RequestBody.read(req, RequestLifecycle.MAX_BODY_BYTES);
         if (body.error() != null) {
             respond(res, body.error(), body.closeConnection());
             return;
         }
-        RouteDecision decision = decider.decide(body.bytes(), name -> req.headers().first(HeaderNames.create(name)));
+        RouteDecision decision = lifecycle.decide(body.bytes(), name -> req.headers().first(HeaderNames.create(name)));
         forward(req, res, decision, arrived);
     }
 
     /** Any other method and path: 404 in OpenAI's shape, once the body (if any) is read. */
     public void handleUnknownPath(ServerRequest req, ServerResponse res) {
-        RequestBody.Result body = RequestBody.read(req, RouteDecider.MAX_BODY_BYTES);
+        RequestBody.Result body = RequestBody.read(req, RequestLifecycle.MAX_BODY_BYTES);
         respond(res, OpenAiError.unknownUrl(req.prologue().method().text(), req.path().rawPath()),
                 body.closeConnection());
     }
@@ -78,7 +78,7 @@ public final class ProxyHandler {
     /** GET /v1/models: any ready endpoint can answer. */
     public void handleModels(ServerRequest req, ServerResponse res) throws IOException {
         long arrived = System.nanoTime();
-        forward(req, res, decider.decideWithoutModel(), arrived);
+        forward(req, res, lifecycle.decideWithoutModel(), arrived);
     }
 
     private void forward(ServerRequest req, ServerResponse res, RouteDecision decision, long arrived)
@@ -92,9 +92,10 @@ public final class ProxyHandler {
         int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
         boolean everyConnectFailed = true;
         String lastFailure = null;
+        Send send = decision.send();
         for (int attempt = 0; attempt < attempts; attempt++) {
             EndpointState target = ranked.get(attempt);
-            RequestInFlight inFlight = decider.sent(decision, target);
+            send = send.movedTo(target.endpoint()); // the same send on the first attempt
             try {
                 HttpResponse<InputStream> upstream;
                 try {
@@ -121,12 +122,12 @@ public final class ProxyHandler {
                     return;
                 }
                 metrics.picked(target, decision);
-                relay(upstream, res, target, inFlight);
+                relay(upstream, res, target, send);
                 metrics.responded(upstream.statusCode());
                 metrics.requestTook(System.nanoTime() - arrived);
                 return;
             } finally {
-                inFlight.finished();
+                send.finished();
             }
         }
         respond(res, everyConnectFailed ? OpenAiError.noEndpoint("no model server could be reached")
@@ -170,8 +171,8 @@ public final class ProxyHandler {
     }
 
     /** Copies status, headers and body, flushing every chunk so that SSE events are not held back. */
-    private void relay(HttpResponse<InputStream> upstream, ServerResponse res, EndpointState target,
-                       RequestInFlight inFlight) throws IOException {
+    private void relay(HttpResponse<InputStream> upstream, ServerResponse res, EndpointState target, Send send)
+            throws IOException {
         res.status(Status.create(upstream.statusCode()));
         upstream.headers().map().forEach((name, values) -> {
             String lower = name.toLowerCase(Locale.ROOT);
@@ -186,7 +187,7 @@ public final class ProxyHandler {
             int n;
             while ((n = in.read(buffer)) >= 0) {
                 if (n > 0) {
-                    inFlight.answering(); // the first byte of a stream comes with the first token
+                    send.answering(); // the first byte of a stream comes with the first token
                     out.write(buffer, 0, n);
                     out.flush();
                 }

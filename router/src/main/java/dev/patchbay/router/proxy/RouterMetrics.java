@@ -7,7 +7,7 @@ import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.ScrapeFailure;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.router.route.RouteDecision;
 import dev.patchbay.router.scrape.LoraPlacement;
 import io.prometheus.metrics.config.EscapingScheme;
@@ -106,14 +106,14 @@ public final class RouterMetrics {
                 }).register(registry);
     }
 
-    /** Registers the gauge of adapter requests waiting in the router for a slot (the profile's slot-wait). */
-    public void watch(RouteDecider decider) {
+    /** Registers the gauge of adapter requests waiting in the router for a slot (flow control's slot wait). */
+    public void watch(RequestLifecycle lifecycle) {
         GaugeWithCallback.builder().name("patchbay_router_requests_waiting_for_slot")
                 .help("Adapter requests held in the router because no endpoint has a batch slot for their adapter")
-                .callback(cb -> cb.call(decider.waitingForSlot())).register(registry);
+                .callback(cb -> cb.call(lifecycle.waitingForSlot())).register(registry);
         CounterWithCallback.builder().name("patchbay_router_slot_waits_total")
                 .help("Adapter requests that waited in the router for a batch slot")
-                .callback(cb -> cb.call(decider.waitedForSlot())).register(registry);
+                .callback(cb -> cb.call(lifecycle.waitedForSlot())).register(registry);
     }
 
     /** Registers the lora-spread filter's drains: the slot moves the router decides on. */

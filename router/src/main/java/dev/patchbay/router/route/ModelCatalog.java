@@ -80,7 +80,7 @@ public final class ModelCatalog {
      * that list it and those whose list is not known (never fetched, failed, unsupported): an endpoint that answers
      * with a list without the model would answer the request with 404. When none lists it, every endpoint, since a
      * server may load an adapter it does not list on demand (Patchbay's {@code --lora-resolver-dir}, vLLM's LoRA
-     * resolvers). {@link RouteDecider#ANY_ENDPOINT} when nothing is left out.
+     * resolvers). {@link RequestLifecycle#ANY_ENDPOINT} when nothing is left out.
      */
     public Predicate<Endpoint> servedBy(String model, Map<Endpoint, ServedModels> lists) {
         boolean listed = false;
@@ -93,7 +93,7 @@ public final class ModelCatalog {
                 notListing.add(e.getKey());
             }
         }
-        return listed && !notListing.isEmpty() ? new ListedBy(model, notListing) : RouteDecider.ANY_ENDPOINT;
+        return listed && !notListing.isEmpty() ? new ListedBy(model, notListing) : RequestLifecycle.ANY_ENDPOINT;
     }
 
     /**

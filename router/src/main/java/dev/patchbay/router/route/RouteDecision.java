@@ -2,12 +2,13 @@ package dev.patchbay.router.route;
 
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.pool.Send;
 
 import java.util.List;
 
 /**
- * What to do with one request: refuse it with {@code error}, or send {@code body} to the first
- * of {@code ranked} (the others are fallbacks, in order).
+ * What to do with one request: refuse it with {@code error}, or send {@code body} to the first of {@code ranked} (the
+ * others are what a face may retry on, in order), where {@code send} is recorded.
  *
  * @param error     the answer to give instead of forwarding, or null
  * @param request   what the picker was asked (null when refused before picking)
@@ -17,26 +18,17 @@ import java.util.List;
  * @param promptTokens the prompt's estimated size ({@link PromptSize}); 0 without a body
  * @param staleData true when no endpoint had fresh data and the pick was made on older data
  *                  ({@link dev.patchbay.router.pool.EndpointPool#candidates})
- * @param reserved  for a request that waited in the router for a slot, its send to the first of {@code ranked},
- *                  recorded when it was released ({@link RouteDecider#sent} hands it out); else null
+ * @param send      the send to the first of {@code ranked}, recorded when the decision was made; null when refused.
+ *                  The face ends it, or moves it where it sends instead ({@link Send#movedTo})
  */
 public record RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten,
-                            List<EndpointState> ranked, long promptTokens, boolean staleData, ReservedSend reserved) {
+                            List<EndpointState> ranked, long promptTokens, boolean staleData, Send send) {
     public RouteDecision {
         ranked = List.copyOf(ranked);
     }
 
-    RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten, List<EndpointState> ranked,
-                  long promptTokens, boolean staleData) {
-        this(error, request, body, rewritten, ranked, promptTokens, staleData, null);
-    }
-
     static RouteDecision refuse(OpenAiError error, PickRequest request) {
-        return new RouteDecision(error, request, null, false, List.of(), 0, false);
-    }
-
-    RouteDecision withReserved(ReservedSend send) {
-        return new RouteDecision(error, request, body, rewritten, ranked, promptTokens, staleData, send);
+        return new RouteDecision(error, request, null, false, List.of(), 0, false, null);
     }
 
     public boolean refused() {

@@ -1,7 +1,7 @@
 package dev.patchbay.router.config;
 
 import dev.patchbay.router.pick.EndpointPicker;
-import dev.patchbay.router.pick.ProfileSettings;
+import dev.patchbay.router.flow.FlowControl;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,9 +19,7 @@ class RouterConfigTest {
         RouterConfig config = RouterConfig.parse("""
                 {
                   "profile": "gie-lora",
-                  "weights": {"queue": 1, "lora-affinity": 5},
-                  "residencyScores": {"inHost": 0.8},
-                  "saturation": {"queueThreshold": 10},
+                  "flowControl": {"slotWait": "500ms", "saturation": {"queueDepthThreshold": 10}},
                   "baseModels": ["base-8b"],
                   "adapters": ["a", "b"],
                   "rewrites": [{"model": "ab", "targets": [{"model": "a", "weight": 3}, {"model": "b", "weight": 1}]}],
@@ -34,12 +32,20 @@ class RouterConfigTest {
         assertThat(config.adapters()).containsExactly("a", "b");
         assertThat(config.rewrites()).hasSize(1);
         assertThat(config.objectives()).containsEntry("batch", -1);
-        ProfileSettings settings = config.profileSettings();
-        assertThat(settings.weights()).containsEntry("lora-affinity", 5.0);
-        assertThat(settings.residencyScores().inHost()).isEqualTo(0.8);
-        assertThat(settings.residencyScores().inSlot()).isEqualTo(1.0);
-        assertThat(settings.saturation().queueThreshold()).isEqualTo(10);
-        assertThat(settings.saturation().kvCacheThreshold()).isEqualTo(0.8);
+        FlowControl flow = config.effectiveFlowControl();
+        assertThat(flow.slotWait()).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(flow.saturation().queueDepthThreshold()).isEqualTo(10);
+        assertThat(flow.saturation().kvCacheUtilThreshold()).as("the default").isEqualTo(0.8);
+    }
+
+    @Test
+    void slotWaitIsOnWithThePatchbayProfileAndOffWithTheOthersUnlessSaid() throws Exception {
+        assertThat(RouterConfig.parse("{}").effectiveFlowControl().slotWait()).isEqualTo(FlowControl.DEFAULT_SLOT_WAIT);
+        assertThat(RouterConfig.parse("{\"profile\": \"gie-lora\"}").effectiveFlowControl().slotWait()).isZero();
+        assertThat(RouterConfig.parse("{\"flowControl\": {\"slotWait\": \"0s\"}}").effectiveFlowControl().slotWait())
+                .isZero();
+        assertThatThrownBy(() -> RouterConfig.parse("{\"flowControl\": {\"slotWait\": \"-1s\"}}"))
+                .isInstanceOf(IOException.class);
     }
 
     @Test
@@ -59,7 +65,7 @@ class RouterConfigTest {
         RouterConfig config = RouterConfig.parse("{}");
         assertThat(config.profile()).isEqualTo("patchbay");
         assertThat(config.adapters()).isNull();
-        assertThat(config.profileSettings()).isEqualTo(ProfileSettings.DEFAULT);
+        assertThat(config.effectiveFlowControl()).isEqualTo(new FlowControl(FlowControl.DEFAULT_SLOT_WAIT, null));
     }
 
     @Test
@@ -67,8 +73,9 @@ class RouterConfigTest {
         assertThatThrownBy(() -> RouterConfig.parse("{\"profil\": \"x\"}")).isInstanceOf(IOException.class)
                 .hasMessageContaining("profil");
         assertThatThrownBy(() -> RouterConfig.parse("{\"profile\": \"fastest\"}")).hasMessageContaining("unknown profile");
-        assertThatThrownBy(() -> RouterConfig.parse("{\"residencyScores\": {\"inHost\": 2}}"))
-                .isInstanceOf(IOException.class);
+        // A profile is changed in its profile file, not here.
+        assertThatThrownBy(() -> RouterConfig.parse("{\"weights\": {\"queue\": 2}}"))
+                .isInstanceOf(IOException.class).hasMessageContaining("weights");
     }
 
     @Test
@@ -98,18 +105,18 @@ class RouterConfigTest {
     }
 
     @Test
-    void aProfileFileNextToTheConfigGivesItsOnlyProfileWithTheOverridesOnTop(@TempDir Path dir) throws Exception {
+    void aProfileFileNextToTheConfigGivesItsOnlyProfileAsItIsWritten(@TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("profiles"));
         Files.writeString(dir.resolve("profiles/mine.json"), profiles("mine"));
         Path file = dir.resolve("router.json");
-        Files.writeString(file, "{\"profileFile\": \"profiles/mine.json\", \"weights\": {\"kv-cache\": 0, \"lora-bridge\": 1}}");
+        Files.writeString(file, "{\"profileFile\": \"profiles/mine.json\"}");
         RouterConfig config = RouterConfig.read(file);
         assertThat(config.profile()).isEqualTo("mine");
         assertThat(config.profileFile().source()).isEqualTo(dir.resolve("profiles/mine.json").toString());
         EndpointPicker picker = config.createPicker(new Random(1));
         assertThat(picker.name()).isEqualTo("mine");
         assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
-                .containsExactly("queue=2.0", "lora-bridge=1.0");
+                .containsExactly("queue=2.0", "kv-cache=1.0");
         assertThat(config.createPicker(new Random(1))).as("a new picker each time").isNotSameAs(picker);
     }
 
@@ -126,7 +133,7 @@ class RouterConfigTest {
                 .createPicker(new Random(1)).scorers()).hasSize(3);
         assertThatThrownBy(() -> RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"c\"}"))
                 .hasMessageContaining("unknown profile 'c'; known: round-robin, least-queue, gie-default, gie-lora, "
-                        + "llmd-load-state, patchbay, patchbay-no-wait, a, b (built-in and from " + profiles + ")");
+                        + "llmd-load-state, patchbay, a, b (built-in and from " + profiles + ")");
     }
 
     @Test

@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.ByteString;
 import dev.patchbay.router.proxy.FakeModelServer;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
 import io.envoyproxy.envoy.service.ext_proc.v3.CommonResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
@@ -227,7 +227,7 @@ class ExtProcBodyModesTest {
         large.exchange(BUFFERED.post(fiveMiB));
         assertThat(destination(large.exchange(whole(fiveMiB)))).isEqualTo(a.address());
 
-        byte[] overLimit = ("{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(RouteDecider.MAX_BODY_BYTES) + "\"}")
+        byte[] overLimit = ("{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(RequestLifecycle.MAX_BODY_BYTES) + "\"}")
                 .getBytes(UTF_8);
         EnvoyStream tooLarge = route.stream();
         tooLarge.exchange(BUFFERED.post(overLimit));

@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.patchbay.router.proxy.FakeModelServer;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -39,7 +39,7 @@ class ExtProcSheddingTest {
         FakeModelServer a = route.server("a", SATURATED);
         route.start(OBJECTIVES);
         for (String[] sheddable : new String[][] {
-                {RouteDecider.OBJECTIVE_HEADER, "batch"}, {RouteDecider.SHEDDABLE_HEADER, "true"}}) {
+                {RequestLifecycle.OBJECTIVE_HEADER, "batch"}, {RequestLifecycle.SHEDDABLE_HEADER, "true"}}) {
             ProcessingResponse refused = buffered(sheddable);
             assertThat(Answered.status(refused)).as(sheddable[0]).isEqualTo(429);
             JsonNode error = Answered.error(refused);
@@ -47,8 +47,8 @@ class ExtProcSheddingTest {
             assertThat(error.get("code").asText()).isEqualTo("pool_saturated");
         }
         for (String[] kept : new String[][] {
-                {}, {RouteDecider.OBJECTIVE_HEADER, "chat"}, {RouteDecider.OBJECTIVE_HEADER, "premium"},
-                {RouteDecider.OBJECTIVE_HEADER, "unconfigured"}, {RouteDecider.SHEDDABLE_HEADER, "false"}}) {
+                {}, {RequestLifecycle.OBJECTIVE_HEADER, "chat"}, {RequestLifecycle.OBJECTIVE_HEADER, "premium"},
+                {RequestLifecycle.OBJECTIVE_HEADER, "unconfigured"}, {RequestLifecycle.SHEDDABLE_HEADER, "false"}}) {
             assertThat(destination(buffered(kept))).as(String.join(": ", kept)).isEqualTo(a.address());
         }
         assertThat(route.metric("patchbay_router_responses_total{code=\"429\"}")).isEqualTo(2);
@@ -59,7 +59,7 @@ class ExtProcSheddingTest {
         route.server("full", SATURATED);
         FakeModelServer room = route.server("room", page(0, 0.1, "sql"));
         route.start(OBJECTIVES);
-        assertThat(destination(buffered(RouteDecider.OBJECTIVE_HEADER, "batch")).split(",")[0])
+        assertThat(destination(buffered(RequestLifecycle.OBJECTIVE_HEADER, "batch")).split(",")[0])
                 .isEqualTo(room.address());
     }
 
@@ -69,7 +69,7 @@ class ExtProcSheddingTest {
         route.start(OBJECTIVES);
         byte[] body = completion("sql");
         EnvoyStream stream = route.stream();
-        stream.send(FULL_DUPLEX.post(body, RouteDecider.OBJECTIVE_HEADER, "batch"));
+        stream.send(FULL_DUPLEX.post(body, RequestLifecycle.OBJECTIVE_HEADER, "batch"));
         stream.send(EnvoyFrames.chunks(body, 7, 40));
         assertThat(Answered.status(stream.next())).isEqualTo(429);
         assertThat(stream.awaitEnd()).as("nothing after the immediate response").isEmpty();

@@ -30,7 +30,7 @@ class ExtProcSlotWaitTest {
 
         EnvoyStream fullDuplex = route.stream();
         fullDuplex.send(FULL_DUPLEX.post(body), whole(body));
-        Await.until("the full-duplex request waits", () -> route.router().decider().waitingForSlot() == 1);
+        Await.until("the full-duplex request waits", () -> route.router().lifecycle().waitingForSlot() == 1);
         b.metricsPage = FakeModelServer.page(0, 0.1, "b1", "b2", "b3");
         ProcessingResponse decided = fullDuplex.next();
         assertThat(destination(decided)).startsWith(b.address());
@@ -43,9 +43,9 @@ class ExtProcSlotWaitTest {
         EnvoyStream buffered = route.stream();
         buffered.exchange(BUFFERED.post(other)); // the headers go on at once; the body's answer carries the decision
         buffered.send(whole(other));
-        Await.until("the buffered request waits", () -> route.router().decider().waitingForSlot() == 1);
+        Await.until("the buffered request waits", () -> route.router().lifecycle().waitingForSlot() == 1);
         a.metricsPage = FakeModelServer.page(0, 0.1, "a1");
         assertThat(destination(buffered.next())).startsWith(a.address());
-        assertThat(route.router().decider().waitedForSlot()).isEqualTo(2);
+        assertThat(route.router().lifecycle().waitedForSlot()).isEqualTo(2);
     }
 }

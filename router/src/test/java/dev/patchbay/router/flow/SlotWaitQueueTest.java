@@ -1,5 +1,9 @@
-package dev.patchbay.router.pick;
+package dev.patchbay.router.flow;
 
+import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import org.junit.jupiter.api.Test;
@@ -22,19 +26,19 @@ class SlotWaitQueueTest {
     private static final long SECOND = 1_000_000_000L;
 
     /** Two slots, both busy with other adapters' running requests. */
-    private static final EndpointState BUSY = Fixtures.state(8001, EndpointMetrics.builder().slots(2, 2)
+    private static final EndpointState BUSY = new EndpointState(new Endpoint("127.0.0.1", 8001), EndpointMetrics.builder().slots(2, 2)
             .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
             .adapterRunning("a", 1).adapterRunning("b", 1).build());
     /** Two slots, one free. */
-    private static final EndpointState FREE = Fixtures.state(8002, EndpointMetrics.builder().slots(2, 1)
+    private static final EndpointState FREE = new EndpointState(new Endpoint("127.0.0.1", 8002), EndpointMetrics.builder().slots(2, 1)
             .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1).build());
 
     private static PickResult busy() {
-        return PickResult.picked(List.of(BUSY));
+        return new PickResult(PickResult.Outcome.PICKED, List.of(BUSY));
     }
 
     private static PickResult free() {
-        return PickResult.picked(List.of(FREE));
+        return new PickResult(PickResult.Outcome.PICKED, List.of(FREE));
     }
 
     /** A request whose picks come from {@code picks} and whose release is logged. */
@@ -72,7 +76,7 @@ class SlotWaitQueueTest {
                 .as("a base-model request needs no slot").isFalse();
         assertThat(queue.hold(PickRequest.adapter("a"), busy(), new Recorder("a", SlotWaitQueueTest::busy, log)))
                 .as("its adapter is in a slot there").isFalse();
-        assertThat(queue.hold(PickRequest.adapter("sql"), PickResult.noEndpoint(),
+        assertThat(queue.hold(PickRequest.adapter("sql"), new PickResult(PickResult.Outcome.NO_ENDPOINT, List.of()),
                 new Recorder("none", SlotWaitQueueTest::busy, log))).isFalse();
         assertThat(queue.hold(PickRequest.adapter("sql"), busy(), new Recorder("busy", SlotWaitQueueTest::busy, log)))
                 .isTrue();

@@ -1,5 +1,6 @@
 package dev.patchbay.router.pick;
 
+import dev.patchbay.router.flow.SaturationDetector;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import org.junit.jupiter.api.Test;
@@ -86,8 +87,8 @@ class EndpointPickerTest {
         EndpointState busyWarm = state(1, EndpointMetrics.builder().waitingRequests(5).kvCacheUsage(0.5).slots(2, 1)
                 .resident("sql", AdapterResidency.IN_SLOT).build());
         assertThat(ports(picker.pick(SQL, List.of(busyWarm, cold)).ranked())).containsExactly(2, 1);
-        assertThat(picker.countsOwnPicks()).isTrue();
-        assertThat(Profiles.create(Profiles.GIE_LORA, new Random(1)).countsOwnPicks()).isFalse();
+        assertThat(picker.preRequests()).hasAtLeastOneElementOfType(OwnPicksCounter.class);
+        assertThat(Profiles.create(Profiles.GIE_LORA, new Random(1)).preRequests()).isEmpty();
     }
 
     @Test
@@ -146,19 +147,6 @@ class EndpointPickerTest {
     }
 
     @Test
-    void weightOverridesChangeAddAndRemoveScorers() {
-        ProfileSettings settings = new ProfileSettings(Map.of("kv-cache", 0.0, "lora-affinity", 1.5, "queue", 4.0),
-                ResidencyScores.DEFAULT, SaturationDetector.DEFAULT);
-        EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, settings, new Random(1));
-        assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
-                .containsExactlyInAnyOrder("queue=4.0", "lora-residency=3.0", "prefill-queue=0.75", "lora-bridge=0.3",
-                        "lora-affinity=1.5");
-        assertThatThrownBy(() -> Profiles.create(Profiles.PATCHBAY,
-                new ProfileSettings(Map.of("prefix", 1.0), ResidencyScores.DEFAULT, SaturationDetector.DEFAULT),
-                new Random(1))).hasMessageContaining("unknown scorer");
-    }
-
-    @Test
     void noCandidatesMeansNoEndpoint() {
         assertThat(Profiles.create(Profiles.PATCHBAY, new Random(1)).pick(SQL, List.of()).outcome())
                 .isEqualTo(PickResult.Outcome.NO_ENDPOINT);
@@ -166,21 +154,12 @@ class EndpointPickerTest {
 
     @Test
     void sheddableRequestsAreShedOnlyWhenEveryEndpointIsSaturated() {
-        EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1));
-        List<EndpointState> saturated = List.of(queue(1, 6, 0.9), queue(2, 10, 0.81));
-        assertThat(picker.pick(SQL.asSheddable(), saturated).outcome()).isEqualTo(PickResult.Outcome.SHED);
-        assertThat(picker.pick(SQL, saturated).outcome()).isEqualTo(PickResult.Outcome.PICKED);
-        List<EndpointState> oneHasRoom = List.of(queue(1, 6, 0.9), queue(2, 5, 0.95));
-        assertThat(picker.pick(SQL.asSheddable(), oneHasRoom).best().endpoint().port()).isEqualTo(2);
-        List<EndpointState> kvLow = List.of(queue(1, 6, 0.9), queue(2, 50, 0.8));
-        assertThat(picker.pick(SQL.asSheddable(), kvLow).outcome()).isEqualTo(PickResult.Outcome.PICKED);
-    }
-
-    @Test
-    void saturationThresholdsAreConfigurable() {
-        ProfileSettings strict = new ProfileSettings(Map.of(), ResidencyScores.DEFAULT, new SaturationDetector(1, 0.5));
-        EndpointPicker picker = Profiles.create(Profiles.GIE_DEFAULT, strict, new Random(1));
-        assertThat(picker.pick(SQL.asSheddable(), List.of(queue(1, 2, 0.6))).outcome()).isEqualTo(PickResult.Outcome.SHED);
+        SaturationDetector saturation = SaturationDetector.DEFAULT;
+        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 10, 0.81)))).isTrue();
+        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 5, 0.95)))).as("one has room").isFalse();
+        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 50, 0.8)))).as("KV use at 0.8").isFalse();
+        assertThat(saturation.isSaturated(List.of())).isFalse();
+        assertThat(new SaturationDetector(1, 0.5).isSaturated(List.of(queue(1, 2, 0.6)))).as("stricter").isTrue();
     }
 
     @Test

@@ -132,7 +132,7 @@ class LlmdLoadStateTest {
         // fleet saturated: the homes
         assertThat(Fixtures.ports(filter.filter(SQL, List.of(state(1, busyHome), state(4, fullKv))))).containsExactly(1);
         // capped: no new copy beyond maxReplicas homes
-        assertThat(Fixtures.ports(new LoraResidencyFilter(1, 8, 0.8)
+        assertThat(Fixtures.ports(new LoraResidencyFilter(new LoraResidencyFilter.Settings(1, 8, 0.8))
                 .filter(SQL, List.of(state(1, busyHome), state(3, cold))))).containsExactly(1);
         // no home anywhere, or a base-model request: everything passes
         List<EndpointState> noHome = List.of(state(2, warm), state(3, cold));

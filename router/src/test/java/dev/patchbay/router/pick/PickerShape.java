@@ -21,16 +21,15 @@ public final class PickerShape {
             lines.add("scorer " + scorer(w.scorer()) + " weight " + w.weight());
         }
         lines.add("picker " + picker.picker().getClass().getSimpleName());
-        lines.add("saturation " + picker.saturation());
-        lines.add("countsOwnPicks " + picker.countsOwnPicks());
-        lines.add("slotWaitNanos " + picker.slotWaitNanos());
+        for (PreRequest hook : picker.preRequests()) {
+            lines.add("pre-request " + hook.getClass().getSimpleName());
+        }
         return lines;
     }
 
     private static String filter(Filter filter) {
         return switch (filter) {
-            case LoraSpreadFilter f -> "lora-spread overloadWaiting=" + f.overloadWaiting() + " timeoutNanos="
-                    + f.timeoutNanos() + " cooldownNanos=" + f.cooldownNanos();
+            case LoraSpreadFilter f -> "lora-spread " + f.settings();
             case LoraCapacityFilter f -> "lora-capacity";
             case LoraResidencyFilter f -> "lora-residency maxReplicas=" + f.maxReplicas() + " queueThreshold="
                     + f.queueThreshold() + " kvCacheThreshold=" + f.kvCacheThreshold();

@@ -26,6 +26,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class EndpointPoolTest {
+    /** {@code send}, counted in its endpoint's metrics until shown, as the own-picks-counter counts a pick. */
+    private static Send counted(Send send) {
+        send.countUntilShown();
+        return send;
+    }
+
     private static final String PAGE = page(2);
 
     /** The least a page must show for the pool to route on it: both queues and KV-cache usage. */
@@ -54,8 +60,8 @@ class EndpointPoolTest {
                 Duration.ofSeconds(5), e -> { })) {
             pool.start();
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
-            RequestInFlight first = pool.sent(list.get(1), null, 300, false);
-            RequestInFlight second = pool.sent(list.get(1), null, 200, false);
+            Send first = pool.sent(list.get(1), null, 300);
+            Send second = pool.sent(list.get(1), null, 200);
             assertThat(pool.readyStates()).extracting(EndpointState::promptTokensInFlight).containsExactly(0L, 500L);
             // a scrape replaces the metrics, not the tally: no scrape shows prompts being prefilled
             long scrapedBefore = pool.statuses().get(1).lastGoodNanos();
@@ -67,14 +73,14 @@ class EndpointPoolTest {
             assertThat(pool.promptTokensInFlight(list.get(1))).isZero();
 
             // an endpoint that leaves and comes back starts a new tally; a request sent before does not touch it
-            RequestInFlight beforeRemoval = pool.sent(list.get(0), null, 100, false);
+            Send beforeRemoval = pool.sent(list.get(0), null, 100);
             pool.setEndpoints(List.of(list.get(1)));
             pool.setEndpoints(list);
-            RequestInFlight afterReturn = pool.sent(list.get(0), null, 40, false);
+            Send afterReturn = pool.sent(list.get(0), null, 40);
             beforeRemoval.finished();
             assertThat(pool.promptTokensInFlight(list.get(0))).isEqualTo(40);
             afterReturn.finished();
-            pool.sent(new Endpoint("127.0.0.1", 1), null, 10, false).finished(); // not in the pool: counted nowhere
+            pool.sent(new Endpoint("127.0.0.1", 1), null, 10).finished(); // not in the pool: counted nowhere
             assertThat(pool.promptTokensInFlight(new Endpoint("127.0.0.1", 1))).isZero();
         }
     }
@@ -120,7 +126,7 @@ class EndpointPoolTest {
             awaitTrue("ready", () -> pool.readyStates().size() == 1);
             java.util.function.Supplier<EndpointMetrics> seen = () -> pool.readyStates().getFirst().metrics();
 
-            RequestInFlight first = pool.sent(endpoint, "sql", 10, true);
+            Send first = counted(pool.sent(endpoint, "sql", 10));
             assertThat(seen.get().waitingRequests()).isEqualTo(3);
             assertThat(seen.get().waitingAdapters()).containsExactly("sql");
             first.answering();
@@ -134,12 +140,12 @@ class EndpointPoolTest {
             assertThat(seen.get().waitingAdapters()).isEmpty();
 
             // A scrape begun before a send cannot show it; one begun after shows the server's own count.
-            RequestInFlight before = pool.sent(endpoint, null, 0, true);
+            Send before = counted(pool.sent(endpoint, null, 0));
             hold.set(new CountDownLatch(1));
             long scrapedBefore = pool.statuses().getFirst().lastGoodNanos();
             pool.tick();
             fetching.await();
-            RequestInFlight during = pool.sent(endpoint, null, 0, true);
+            Send during = counted(pool.sent(endpoint, null, 0));
             assertThat(seen.get().waitingRequests()).isEqualTo(4);
             page.set(page(5));
             hold.get().countDown();
@@ -172,8 +178,8 @@ class EndpointPoolTest {
             assertThat(rounds.get()).isEqualTo(1);
 
             now.set(10);
-            RequestInFlight inExact = exact.sent(endpoint, "sql", 0, true);
-            RequestInFlight inOptimistic = optimistic.sent(endpoint, "sql", 0, true);
+            Send inExact = counted(exact.sent(endpoint, "sql", 0));
+            Send inOptimistic = counted(optimistic.sent(endpoint, "sql", 0));
             assertThat(sqlWaiting.apply(exact)).isEqualTo(1);
 
             // The server got it, but its page is a step old: it does not show it yet.
@@ -198,7 +204,7 @@ class EndpointPoolTest {
 
             // A request the page never shows (it ended on the server, its end not seen yet) stops counting after
             // two scrape intervals.
-            RequestInFlight neverShown = exact.sent(endpoint, "sql", 0, true);
+            Send neverShown = counted(exact.sent(endpoint, "sql", 0));
             now.set(40 + 2_000_000_000L);
             exact.scrapeNow();
             assertThat(sqlWaiting.apply(exact)).as("within two intervals of its send").isEqualTo(1);
@@ -229,7 +235,7 @@ class EndpointPoolTest {
                         return;
                     }
                     for (int i = 0; i < 2_000; i++) {
-                        RequestInFlight request = pool.sent(target, adapter, 3, true);
+                        Send request = counted(pool.sent(target, adapter, 3));
                         if (i % 2 == 0) {
                             request.answering();
                         }
@@ -272,7 +278,7 @@ class EndpointPoolTest {
                         return;
                     }
                     for (int i = 0; i < perThread; i++) {
-                        RequestInFlight request = pool.sent(target, null, 1 + i % 7, false);
+                        Send request = pool.sent(target, null, 1 + i % 7);
                         pool.readyStates();
                         request.finished();
                     }

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -459,17 +459,17 @@ class ProxyTest {
         RouterHarness router = router(RouterConfig.parse("{\"objectives\": {\"batch\": -1, \"chat\": 1}}"), a, b);
         router.awaitReady(2);
         String body = "{\"model\":\"sql\",\"prompt\":\"hi\"}";
-        HttpResponse<String> shed = router.post("/v1/completions", body, RouteDecider.SHEDDABLE_HEADER, "true");
+        HttpResponse<String> shed = router.post("/v1/completions", body, RequestLifecycle.SHEDDABLE_HEADER, "true");
         assertThat(shed.statusCode()).isEqualTo(429);
         assertThat(JSON.readTree(shed.body()).path("error").path("code").asText()).isEqualTo("pool_saturated");
-        assertThat(router.post("/v1/completions", body, RouteDecider.OBJECTIVE_HEADER, "batch").statusCode()).isEqualTo(429);
-        assertThat(router.post("/v1/completions", body, RouteDecider.OBJECTIVE_HEADER, "chat").statusCode()).isEqualTo(200);
+        assertThat(router.post("/v1/completions", body, RequestLifecycle.OBJECTIVE_HEADER, "batch").statusCode()).isEqualTo(429);
+        assertThat(router.post("/v1/completions", body, RequestLifecycle.OBJECTIVE_HEADER, "chat").statusCode()).isEqualTo(200);
         assertThat(router.post("/v1/completions", body).statusCode()).isEqualTo(200);
 
         b.metricsPage = FakeModelServer.page(2, 0.85);
         RouterHarness.await("b unsaturated", () -> router.router.pool().readyStates().stream()
                 .anyMatch(s -> s.metrics().waitingRequests() == 2));
-        HttpResponse<String> served = router.post("/v1/completions", body, RouteDecider.SHEDDABLE_HEADER, "true");
+        HttpResponse<String> served = router.post("/v1/completions", body, RequestLifecycle.SHEDDABLE_HEADER, "true");
         assertThat(served.statusCode()).isEqualTo(200);
     }
 

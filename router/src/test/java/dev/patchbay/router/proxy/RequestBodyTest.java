@@ -3,7 +3,7 @@ package dev.patchbay.router.proxy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.RouterConfig;
-import dev.patchbay.router.route.RouteDecider;
+import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.testkit.RawHttp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -88,7 +88,7 @@ class RequestBodyTest {
     }
 
     @ParameterizedTest(name = "{0} bytes")
-    @ValueSource(ints = {RouteDecider.MAX_BODY_BYTES + 1, 17_000_000, 20 * 1024 * 1024})
+    @ValueSource(ints = {RequestLifecycle.MAX_BODY_BYTES + 1, 17_000_000, 20 * 1024 * 1024})
     void aBodyOverTheLimitGets413ByContentLength(int size) throws Exception {
         RawHttp.Response response = RawHttp.exchange(router.port(), withLength(completionOfSize(size)), false);
         assertThat(response.status()).as(response.body()).isEqualTo(413);
@@ -98,7 +98,7 @@ class RequestBodyTest {
     }
 
     @ParameterizedTest(name = "{0} bytes")
-    @ValueSource(ints = {RouteDecider.MAX_BODY_BYTES + 1, 20 * 1024 * 1024})
+    @ValueSource(ints = {RequestLifecycle.MAX_BODY_BYTES + 1, 20 * 1024 * 1024})
     void aBodyOverTheLimitGets413Chunked(int size) throws Exception {
         RawHttp.Response response = RawHttp.exchange(router.port(), chunked(completionOfSize(size), 1 << 20), false);
         assertThat(response.status()).as(response.body()).isEqualTo(413);

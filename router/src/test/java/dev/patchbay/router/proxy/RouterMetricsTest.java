@@ -2,6 +2,7 @@ package dev.patchbay.router.proxy;
 
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
+import dev.patchbay.router.pick.Dispatch;
 import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.scrape.AdapterResidency;
@@ -41,8 +42,7 @@ class RouterMetricsTest {
 
     @Test
     void drainsStartedAndInProgressAreOnThePage() throws Exception {
-        LoraSpreadFilter spread = new LoraSpreadFilter(() -> 0L, LoraSpreadFilter.DEFAULT_OVERLOAD_WAITING,
-                LoraSpreadFilter.DEFAULT_TIMEOUT_NANOS, LoraSpreadFilter.DEFAULT_COOLDOWN_NANOS);
+        LoraSpreadFilter spread = new LoraSpreadFilter(() -> 0L, LoraSpreadFilter.Settings.DEFAULT.startingAtOnce());
         RouterMetrics metrics = new RouterMetrics();
         metrics.watch(spread);
         assertThat(page(metrics)).contains("patchbay_router_lora_drains_started_total 0.0")
@@ -53,8 +53,15 @@ class RouterMetricsTest {
                 busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
                 busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)),
                 busy(3, 1, Map.of("f", 50, "a", 2, "g", 40)));
-        spread.filter(PickRequest.adapter("hot"), pool);
-        spread.filter(PickRequest.adapter("hot"), pool);
+        for (int i = 0; i < 2; i++) { // two requests for it sent, each to its holder
+            spread.filter(PickRequest.adapter("hot"), pool);
+            spread.preRequest(new Dispatch() {
+                @Override public PickRequest request() { return PickRequest.adapter("hot"); }
+                @Override public List<EndpointState> candidates() { return pool; }
+                @Override public EndpointState target() { return pool.getFirst(); }
+                @Override public void countUntilShown() { }
+            });
+        }
 
         assertThat(page(metrics)).contains("patchbay_router_lora_drains_started_total 1.0")
                 .contains("patchbay_router_lora_drain{adapter=\"a\",endpoint=\"10.0.0.1:3\",for_adapter=\"hot\"} 1.0");

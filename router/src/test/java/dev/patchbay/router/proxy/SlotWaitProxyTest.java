@@ -60,7 +60,7 @@ class SlotWaitProxyTest {
         router.awaitReady(2);
 
         CompletableFuture<HttpResponse<String>> waiting = completeAsync(router, "sql");
-        RouterHarness.await("the request waits for a slot", () -> router.router.decider().waitingForSlot() == 1);
+        RouterHarness.await("the request waits for a slot", () -> router.router.lifecycle().waitingForSlot() == 1);
         assertThat(a.completions.get() + b.completions.get()).as("sent nowhere yet").isZero();
         assertThat(router.get("/metrics").body()).contains("patchbay_router_requests_waiting_for_slot 1.0");
 
@@ -69,8 +69,8 @@ class SlotWaitProxyTest {
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(response.body()).path("served_by").asText()).isEqualTo("b");
         assertThat(a.completions.get()).isZero();
-        assertThat(router.router.decider().waitingForSlot()).isZero();
-        assertThat(router.router.decider().waitedForSlot()).isEqualTo(1);
+        assertThat(router.router.lifecycle().waitingForSlot()).isZero();
+        assertThat(router.router.lifecycle().waitedForSlot()).isEqualTo(1);
         // The send recorded when the request was released is the one the proxy ended: nothing stays counted.
         Endpoint atB = Endpoint.parse(b.address());
         RouterHarness.await("the answer's end is booked", () -> router.router.pool().readyStates().stream()
@@ -89,8 +89,8 @@ class SlotWaitProxyTest {
         HttpResponse<String> response = router.complete("sql");
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(a.models).containsExactly("sql");
-        assertThat(router.router.decider().waitingForSlot()).isZero();
-        assertThat(router.router.decider().waitedForSlot()).isEqualTo(1);
+        assertThat(router.router.lifecycle().waitingForSlot()).isZero();
+        assertThat(router.router.lifecycle().waitedForSlot()).isEqualTo(1);
         assertThat(router.get("/metrics").body()).contains("patchbay_router_requests_waiting_for_slot 0.0");
     }
 
@@ -104,6 +104,6 @@ class SlotWaitProxyTest {
         assertThat(inSlot.get().statusCode()).isEqualTo(200);
         assertThat(router.get("/v1/models").statusCode()).isEqualTo(200);
         assertThat(a.models).containsExactly("a1");
-        assertThat(router.router.decider().waitedForSlot()).isZero();
+        assertThat(router.router.lifecycle().waitedForSlot()).isZero();
     }
 }

@@ -7,7 +7,6 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
-import dev.patchbay.router.pool.RequestInFlight;
 import dev.patchbay.testkit.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -23,7 +22,7 @@ import java.util.function.Function;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The decision path without any HTTP, as an Envoy external processor would use it. */
-class RouteDeciderTest {
+class RequestLifecycleTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PAGE = """
             vllm:num_requests_waiting{model_name="base"} 9
@@ -42,12 +41,12 @@ class RouteDeciderTest {
         pool.close();
     }
 
-    private RouteDecider decider(String configJson) throws Exception {
+    private RequestLifecycle decider(String configJson) throws Exception {
         RouterConfig config = RouterConfig.parse(configJson);
         Random random = new Random(3);
         pool.tick();
         Await.until("the endpoint ready", () -> pool.readyStates().size() == 1);
-        return new RouteDecider(pool, Profiles.create(config.profile(), config.profileSettings(), random), config,
+        return new RequestLifecycle(pool, config.profileDefinition().create(random, System::nanoTime), config,
                 new ModelRewriter(config.rewrites(), random));
     }
 
@@ -57,7 +56,7 @@ class RouteDeciderTest {
 
     @Test
     void rewritesTheBodyAndPicks() throws Exception {
-        RouteDecider decider = decider("""
+        RequestLifecycle decider = decider("""
                 {"rewrites": [{"model": "public", "targets": [{"model": "sql", "weight": 1}]}]}""");
         RouteDecision decision = decider.decide(body("{\"model\":\"public\",\"prompt\":\"p\",\"max_tokens\":3}"), NO_HEADERS);
         assertThat(decision.refused()).isFalse();
@@ -71,28 +70,28 @@ class RouteDeciderTest {
 
     @Test
     void patchbayCountsItsRequestsUntilTheNextScrapeAndTheGatewayProfilesDoNot() throws Exception {
-        RouteDecider patchbay = decider("{\"profile\": \"patchbay\"}");
+        RequestLifecycle patchbay = decider("{\"profile\": \"patchbay\"}");
         byte[] request = body("{\"model\":\"sql\",\"prompt\":\"p\"}");
         RouteDecision first = patchbay.decide(request, NO_HEADERS);
         RouteDecision second = patchbay.decide(request, NO_HEADERS);
-        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).as("a decision alone sends nothing")
-                .isEqualTo(9);
-        RequestInFlight sentFirst = patchbay.sent(first, first.ranked().getFirst());
-        patchbay.sent(second, second.ranked().getFirst());
+        // Each decision records its send at once, and patchbay's own-picks-counter counts it.
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(11);
         assertThat(pool.readyStates().getFirst().metrics().waitingAdapters()).contains("sql");
         RouteDecision models = patchbay.decideWithoutModel();
-        patchbay.sent(models, models.ranked().getFirst());
-        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(11);
-        sentFirst.finished(); // answered before any scrape: on no server's page any more
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).as("the model list costs nothing")
+                .isEqualTo(11);
+        models.send().finished();
+        first.send().finished(); // answered before any scrape: on no server's page any more
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(10);
+        second.send().finished();
 
         pool.tick(); // a fresh scrape replaces the guess
         Await.until("rescraped", () -> pool.readyStates().getFirst().metrics().waitingRequests() == 9);
-        RouteDecider gateway = decider("{\"profile\": \"gie-lora\"}");
+        RequestLifecycle gateway = decider("{\"profile\": \"gie-lora\"}");
         RouteDecision viaGateway = gateway.decide(request, NO_HEADERS);
-        gateway.sent(viaGateway, viaGateway.ranked().getFirst());
+        assertThat(viaGateway.send().endpoint()).isEqualTo(viaGateway.ranked().getFirst().endpoint());
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(9);
+        viaGateway.send().finished();
     }
 
     @Test
@@ -105,7 +104,7 @@ class RouteDeciderTest {
 
     @Test
     void shedsMarkedRequestsOnASaturatedPool() throws Exception {
-        RouteDecider decider = decider("{\"objectives\": {\"batch\": -1}}");
+        RequestLifecycle decider = decider("{\"objectives\": {\"batch\": -1}}");
         byte[] request = body("{\"model\":\"sql\"}");
         assertThat(decider.decide(request, name -> Optional.ofNullable(Map.of("x-patchbay-sheddable", "true").get(name)))
                 .error().status()).isEqualTo(429);

@@ -73,14 +73,14 @@ class ServedModelsRoutingTest {
         return pool;
     }
 
-    private static RouteDecider decider(EndpointPool pool, String configJson) throws IOException {
+    private static RequestLifecycle decider(EndpointPool pool, String configJson) throws IOException {
         RouterConfig config = RouterConfig.parse(configJson);
         Random random = new Random(5);
-        return new RouteDecider(pool, Profiles.create("least-queue", config.profileSettings(), random), config,
+        return new RequestLifecycle(pool, Profiles.create("least-queue", random), config,
                 new ModelRewriter(config.rewrites(), random));
     }
 
-    private static RouteDecision decide(RouteDecider decider, String model) {
+    private static RouteDecision decide(RequestLifecycle decider, String model) {
         return decider.decide(("{\"model\":\"" + model + "\",\"prompt\":\"p\"}").getBytes(StandardCharsets.UTF_8),
                 NO_HEADERS);
     }
@@ -97,7 +97,7 @@ class ServedModelsRoutingTest {
         lists.put(D, listing("base"));
         EndpointPool pool = pool();
         pool.scrapeNow();
-        RouteDecider decider = decider(pool, "{}");
+        RequestLifecycle decider = decider(pool, "{}");
 
         assertThat(ranked(decide(decider, "x"))).containsExactlyInAnyOrder(A, C);
         assertThat(ranked(decide(decider, "y"))).containsExactlyInAnyOrder(B, C);
@@ -127,7 +127,7 @@ class ServedModelsRoutingTest {
         lists.put(D, listing("base"));
         EndpointPool pool = pool();
         pool.scrapeNow();
-        RouteDecider decider = decider(pool, "{\"adapters\": [\"x\"]}");
+        RequestLifecycle decider = decider(pool, "{\"adapters\": [\"x\"]}");
 
         RouteDecision alias = decide(decider, "llama-alias");
         assertThat(alias.refused()).as("listed without a parent: a base model, whatever the adapter list").isFalse();
@@ -146,7 +146,7 @@ class ServedModelsRoutingTest {
         lists.put(D, listing("base"));
         EndpointPool pool = pool();
         pool.scrapeNow();
-        RouteDecider decider = decider(pool, "{\"adapters\": [\"x\"]}");
+        RequestLifecycle decider = decider(pool, "{\"adapters\": [\"x\"]}");
         RouteDecision decision = decide(decider, "loaded-later");
         assertThat(decision.refused()).isFalse();
         assertThat(ranked(decision)).containsExactly(A);
@@ -161,7 +161,7 @@ class ServedModelsRoutingTest {
         lists.put(D, listing("base"));
         EndpointPool pool = pool();
         pool.scrapeNow();
-        RouteDecider decider = decider(pool, "{}");
+        RequestLifecycle decider = decider(pool, "{}");
         byte[] body = "{\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8);
         assertThat(ranked(decider.decide(body, NO_HEADERS, Set.of(B, C)::contains))).containsExactly(B);
         RouteDecision none = decider.decide(body, NO_HEADERS, Set.of(C, D)::contains);
@@ -187,7 +187,7 @@ class ServedModelsRoutingTest {
         }, Duration.ofNanos(1));
         pool.start();
         Await.until("every endpoint ready and listed", () -> pool.readyStates().size() == 4 && readsOfB.get() > 0);
-        RouteDecider decider = decider(pool, "{}");
+        RequestLifecycle decider = decider(pool, "{}");
         int until = readsOfB.get() + 200;
         Set<Set<Endpoint>> seenForX = ConcurrentHashMap.newKeySet();
         AtomicReference<Throwable> failure = new AtomicReference<>();

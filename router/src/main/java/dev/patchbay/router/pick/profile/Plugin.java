@@ -2,6 +2,7 @@ package dev.patchbay.router.pick.profile;
 
 import dev.patchbay.router.pick.Filter;
 import dev.patchbay.router.pick.Picker;
+import dev.patchbay.router.pick.PreRequest;
 import dev.patchbay.router.pick.Scorer;
 
 import java.util.function.Function;
@@ -15,7 +16,7 @@ public sealed interface Plugin {
     /** The plugin type, e.g. {@code queue-scorer}. */
     String type();
 
-    /** What it is, for error messages: filter, scorer, picker or pick counter. */
+    /** What it is, for error messages: filter, scorer, picker or pre-request hook. */
     String kind();
 
     record FilterPlugin(String type, Function<PluginContext, Filter> build) implements Plugin {
@@ -40,27 +41,11 @@ public sealed interface Plugin {
         }
     }
 
-    /**
-     * Marks a profile whose picks the router adds to each endpoint's last scrape until the next one
-     * ({@link dev.patchbay.router.pick.EndpointPicker#countsOwnPicks()}). It is a plugin rather than a field of the
-     * profile so that a scheduling profile keeps the gateway's shape (a name and plugin references); in the gateway's
-     * terms it is a PreRequest plugin, run after the pick and before the request is sent.
-     */
-    record OwnPicksCounter(String type) implements Plugin {
+    /** A plugin told of each request the router sends ({@link PreRequest}): {@code own-picks-counter}. */
+    record PreRequestPlugin(String type, Function<PluginContext, PreRequest> build) implements Plugin {
         @Override
         public String kind() {
-            return "pick counter";
-        }
-    }
-
-    /**
-     * Marks a profile whose adapter requests wait in the router, up to {@code maxWaitNanos}, while no endpoint has a
-     * slot for their adapter ({@link dev.patchbay.router.pick.SlotWaitQueue}); in the gateway's terms, flow control.
-     */
-    record SlotWait(String type, long maxWaitNanos) implements Plugin {
-        @Override
-        public String kind() {
-            return "slot wait";
+            return "pre-request hook";
         }
     }
 }

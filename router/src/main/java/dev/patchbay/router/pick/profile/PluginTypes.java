@@ -9,20 +9,17 @@ import dev.patchbay.router.pick.LoraResidencyFilter;
 import dev.patchbay.router.pick.LoraResidencyScorer;
 import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.MaxScorePicker;
+import dev.patchbay.router.pick.OwnPicksCounter;
 import dev.patchbay.router.pick.PrefillQueueScorer;
-import dev.patchbay.router.pick.ProfileSettings;
 import dev.patchbay.router.pick.QueueScorer;
 import dev.patchbay.router.pick.ResidencyScores;
 import dev.patchbay.router.pick.RoundRobinPicker;
-import dev.patchbay.router.pick.Scorer;
 import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
-import dev.patchbay.router.pick.profile.Plugin.OwnPicksCounter;
-import dev.patchbay.router.pick.profile.Plugin.SlotWait;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
+import dev.patchbay.router.pick.profile.Plugin.PreRequestPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,10 +42,7 @@ public final class PluginTypes {
     public static final String LORA_RESIDENCY_FILTER = LoraResidencyFilter.NAME + "-filter";
     public static final String MAX_SCORE_PICKER = MaxScorePicker.NAME + "-picker";
     public static final String ROUND_ROBIN_PICKER = RoundRobinPicker.NAME + "-picker";
-    public static final String OWN_PICKS_COUNTER = "own-picks-counter";
-    public static final String SLOT_WAIT = "slot-wait";
-    /** How long a request waits for a slot unless the profile says: see {@link dev.patchbay.router.pick.SlotWaitQueue}. */
-    public static final Duration DEFAULT_SLOT_WAIT = Duration.ofSeconds(1);
+    public static final String OWN_PICKS_COUNTER = OwnPicksCounter.NAME;
 
     private static final Map<String, PluginType> TYPES = index(List.of(
             new PluginType(QUEUE_SCORER, List.of("minSpread", "slotTurnover"), p -> {
@@ -66,10 +60,8 @@ public final class PluginTypes {
                         ResidencyScores own = new ResidencyScores(p.number("inSlot", d.inSlot()),
                                 p.number("inHost", d.inHost()), p.number("freeSlot", d.freeSlot()),
                                 p.number("idleSlot", d.idleSlot()), p.number("allSlotsBusy", d.allSlotsBusy()));
-                        // The configuration's residencyScores, when given, win: they predate profile files.
                         return new ScorerPlugin(LORA_RESIDENCY_SCORER, LoraResidencyScorer.NAME,
-                                c -> new LoraResidencyScorer(c.settings().residencyScores() != null
-                                        ? c.settings().residencyScores() : own));
+                                c -> new LoraResidencyScorer(own));
                     }),
             new PluginType(PREFILL_QUEUE_SCORER, List.of("minSpreadTokens"), p -> {
                 int minSpread = p.integer("minSpreadTokens", (int) PrefillQueueScorer.DEFAULT_MIN_SPREAD_TOKENS, 1);
@@ -97,8 +89,9 @@ public final class PluginTypes {
                         Duration.ZERO).toNanos();
                 long persistence = p.duration("persistence", Duration.ofNanos(LoraSpreadFilter.DEFAULT_PERSISTENCE_NANOS),
                         Duration.ZERO).toNanos();
-                return new FilterPlugin(LORA_SPREAD_FILTER,
-                        c -> new LoraSpreadFilter(c.nanoClock(), overloadWaiting, timeout, cooldown, persistence));
+                LoraSpreadFilter.Settings settings =
+                        new LoraSpreadFilter.Settings(overloadWaiting, timeout, cooldown, persistence);
+                return new FilterPlugin(LORA_SPREAD_FILTER, c -> new LoraSpreadFilter(c.nanoClock(), settings));
             }),
             new PluginType(LORA_CAPACITY_FILTER, List.of(),
                     p -> new FilterPlugin(LORA_CAPACITY_FILTER, c -> new LoraCapacityFilter())),
@@ -107,16 +100,16 @@ public final class PluginTypes {
                 int queueThreshold = p.integer("queueThreshold", LoraResidencyFilter.DEFAULT_QUEUE_THRESHOLD, 0);
                 double kvCacheThreshold = p.number("kvCacheThreshold", LoraResidencyFilter.DEFAULT_KV_CACHE_THRESHOLD,
                         0, 1);
-                return new FilterPlugin(LORA_RESIDENCY_FILTER,
-                        c -> new LoraResidencyFilter(maxReplicas, queueThreshold, kvCacheThreshold));
+                LoraResidencyFilter.Settings settings =
+                        new LoraResidencyFilter.Settings(maxReplicas, queueThreshold, kvCacheThreshold);
+                return new FilterPlugin(LORA_RESIDENCY_FILTER, c -> new LoraResidencyFilter(settings));
             }),
             new PluginType(MAX_SCORE_PICKER, List.of(),
                     p -> new PickerPlugin(MAX_SCORE_PICKER, c -> new MaxScorePicker(c.random()))),
             new PluginType(ROUND_ROBIN_PICKER, List.of(),
                     p -> new PickerPlugin(ROUND_ROBIN_PICKER, c -> new RoundRobinPicker())),
-            new PluginType(OWN_PICKS_COUNTER, List.of(), p -> new OwnPicksCounter(OWN_PICKS_COUNTER)),
-            new PluginType(SLOT_WAIT, List.of("maxWait"), p -> new SlotWait(SLOT_WAIT,
-                    p.duration("maxWait", DEFAULT_SLOT_WAIT, Duration.ofMillis(1)).toNanos()))));
+            new PluginType(OWN_PICKS_COUNTER, List.of(),
+                    p -> new PreRequestPlugin(OWN_PICKS_COUNTER, c -> new OwnPicksCounter()))));
 
     private PluginTypes() {
     }
@@ -135,31 +128,17 @@ public final class PluginTypes {
         return (PickerPlugin) TYPES.get(MAX_SCORE_PICKER).plugin(PluginParameters.NONE);
     }
 
-    /**
-     * The scorer a weight override adds to a profile that lacks it: its type with every parameter at its default
-     * (the lora-residency scorer takes the overrides' scores when they give them).
-     */
-    public static Scorer defaultScorer(String scorerName, ProfileSettings settings) {
-        PluginType type = TYPES.get(scorerName + "-scorer");
-        if (type == null) {
-            List<String> known = new ArrayList<>();
-            for (PluginType t : TYPES.values()) {
-                if (t.plugin(PluginParameters.NONE) instanceof ScorerPlugin s) {
-                    known.add(s.scorerName());
-                }
-            }
-            throw new IllegalArgumentException("unknown scorer '" + scorerName + "'; known: " + String.join(", ", known));
+    /** Adds {@code type} to {@code registry}; a second type of the same name is an error, not a replacement. */
+    static void register(Map<String, PluginType> registry, PluginType type) {
+        if (registry.putIfAbsent(type.name(), type) != null) {
+            throw new IllegalStateException("two plugin types named " + type.name());
         }
-        ScorerPlugin plugin = (ScorerPlugin) type.plugin(PluginParameters.NONE);
-        return plugin.build().apply(new PluginContext(settings, null, null));
     }
 
     private static Map<String, PluginType> index(List<PluginType> types) {
         Map<String, PluginType> byName = new LinkedHashMap<>();
         for (PluginType type : types) {
-            if (byName.put(type.name(), type) != null) {
-                throw new IllegalStateException("two plugin types named " + type.name());
-            }
+            register(byName, type);
         }
         return byName;
     }

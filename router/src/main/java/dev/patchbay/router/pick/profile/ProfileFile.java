@@ -11,8 +11,7 @@ import dev.patchbay.router.pick.profile.EndpointPickerConfig.PluginRef;
 import dev.patchbay.router.pick.profile.EndpointPickerConfig.PluginSpec;
 import dev.patchbay.router.pick.profile.EndpointPickerConfig.SchedulingProfile;
 import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
-import dev.patchbay.router.pick.profile.Plugin.OwnPicksCounter;
-import dev.patchbay.router.pick.profile.Plugin.SlotWait;
+import dev.patchbay.router.pick.profile.Plugin.PreRequestPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
 
@@ -181,8 +180,7 @@ public final class ProfileFile {
             List<ProfileDefinition.Weighted> scorers = new ArrayList<>();
             PickerPlugin picker = null;
             String pickerName = null;
-            boolean countsOwnPicks = false;
-            long slotWaitNanos = 0;
+            List<PreRequestPlugin> preRequests = new ArrayList<>();
             Set<String> seen = new HashSet<>();
             for (int i = 0; i < profile.plugins().size(); i++) {
                 PluginRef ref = profile.plugins().get(i);
@@ -211,12 +209,11 @@ public final class ProfileFile {
                         picker = p;
                         pickerName = name;
                     }
-                    case OwnPicksCounter c -> countsOwnPicks = true;
-                    case SlotWait w -> slotWaitNanos = w.maxWaitNanos();
+                    case PreRequestPlugin h -> preRequests.add(h);
                 }
             }
             return new ProfileDefinition(profile.name(), filters, scorers,
-                    picker != null ? picker : PluginTypes.defaultPicker(), countsOwnPicks, slotWaitNanos);
+                    picker != null ? picker : PluginTypes.defaultPicker(), preRequests);
         }
 
         private double weight(String entry, JsonNode weight) {

@@ -2,9 +2,6 @@ package dev.patchbay.router.pick.profile;
 
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.PickerShape;
-import dev.patchbay.router.pick.ProfileSettings;
-import dev.patchbay.router.pick.ResidencyScores;
-import dev.patchbay.router.pick.SaturationDetector;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -31,8 +28,8 @@ class ProfileFileTest {
         return ProfileFile.parse("mine.json", json);
     }
 
-    private static EndpointPicker picker(ProfileFile file, String name, ProfileSettings settings) {
-        return file.profile(name).create(settings, new Random(1), System::nanoTime);
+    private static EndpointPicker picker(ProfileFile file, String name) {
+        return file.profile(name).create(new Random(1), System::nanoTime);
     }
 
     @Test
@@ -44,7 +41,7 @@ class ProfileFileTest {
         int start = readme.indexOf("```json", marker) + "```json".length();
         ProfileFile file = ProfileFile.parse("README.md", readme.substring(start, readme.indexOf("```", start)));
         assertThat(file.names()).containsExactly("lora-lean", "queue-only");
-        assertThat(PickerShape.of(picker(file, "lora-lean", ProfileSettings.DEFAULT))).containsExactly(
+        assertThat(PickerShape.of(picker(file, "lora-lean"))).containsExactly(
                 "name lora-lean",
                 "filter lora-capacity",
                 "filter lora-residency maxReplicas=4 queueThreshold=16 kvCacheThreshold=0.9",
@@ -53,10 +50,10 @@ class ProfileFileTest {
                 "scorer lora-residency ResidencyScores[inSlot=1.0, inHost=0.8, freeSlot=0.6, idleSlot=0.3, allSlotsBusy=0.0] weight 3.0",
                 "scorer prefill-queue minSpreadTokens=2000 weight 0.5",
                 "picker MaxScorePicker",
-                "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]",
-                "countsOwnPicks true", "slotWaitNanos 0");
-        assertThat(PickerShape.of(picker(file, "queue-only", ProfileSettings.DEFAULT)))
-                .contains("scorer queue minSpread=0 weight 1.0", "picker MaxScorePicker", "countsOwnPicks false");
+                "pre-request OwnPicksCounter");
+        assertThat(PickerShape.of(picker(file, "queue-only")))
+                .contains("scorer queue minSpread=0 weight 1.0", "picker MaxScorePicker")
+                .noneMatch(line -> line.startsWith("pre-request"));
     }
 
     @Test
@@ -66,10 +63,8 @@ class ProfileFileTest {
                 """, """
                 {"pluginRef": "queue-scorer"}, {"pluginRef": "kv-cache-scorer", "weight": 0}
                 """));
-        assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT))).containsExactly(
-                "name mine", "scorer queue minSpread=0 weight 1.0", "picker MaxScorePicker",
-                "saturation SaturationDetector[queueThreshold=5.0, kvCacheThreshold=0.8]", "countsOwnPicks false",
-                "slotWaitNanos 0");
+        assertThat(PickerShape.of(picker(file, "mine"))).containsExactly(
+                "name mine", "scorer queue minSpread=0 weight 1.0", "picker MaxScorePicker");
     }
 
     @Test
@@ -88,10 +83,11 @@ class ProfileFileTest {
                 {"pluginRef": "lora-residency-scorer"}, {"pluginRef": "lora-affinity-scorer", "weight": 1e-3},
                 {"pluginRef": "queue-scorer"}
                 """));
-        assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT))).contains(
+        assertThat(PickerShape.of(picker(file, "mine"))).contains(
                 "scorer queue minSpread=2 slotTurnover weight 1.0");
-        assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT))).containsSequence(
-                "filter lora-spread overloadWaiting=5 timeoutNanos=120000000000 cooldownNanos=0",
+        assertThat(PickerShape.of(picker(file, "mine"))).containsSequence(
+                "filter lora-spread Settings[overloadWaiting=5, timeoutNanos=120000000000, cooldownNanos=0, "
+                        + "persistenceNanos=2000000000]",
                 "filter lora-residency maxReplicas=2 queueThreshold=0 kvCacheThreshold=0.5",
                 "scorer prefill-queue minSpreadTokens=1 weight 1.0",
                 "scorer lora-load-state Tiers[gpuResident=0.9, cpuResident=0.7, freeSlot=0.6, evictable=0.3, saturated=0.0, "
@@ -101,65 +97,28 @@ class ProfileFileTest {
     }
 
     @Test
-    void overridesApplyOnTopOfTheFile() {
-        ProfileFile file = parse(file("""
-                {"name": "q", "type": "queue-scorer", "parameters": {"minSpread": 3}}, {"type": "kv-cache-scorer"},
-                {"type": "lora-residency-scorer", "parameters": {"inHost": 0.8}}
-                """, """
-                {"pluginRef": "q", "weight": 2}, {"pluginRef": "kv-cache-scorer"}, {"pluginRef": "lora-residency-scorer"}
-                """));
-        ResidencyScores scores = new ResidencyScores(1, 0.5, 0.4, 0.1, 0);
-        ProfileSettings settings = new ProfileSettings(Map.of("queue", 5.0, "kv-cache", 0.0, "lora-bridge", 0.3), scores,
-                new SaturationDetector(2, 0.5));
-        // queue keeps its place and its minSpread, kv-cache goes, lora-bridge comes last with its defaults; the
-        // configuration's residency scores replace the file's.
-        assertThat(PickerShape.of(picker(file, "mine", settings))).containsExactly(
-                "name mine", "scorer queue minSpread=3 weight 5.0", "scorer lora-residency " + scores + " weight 1.0",
-                "scorer lora-bridge weight 0.3", "picker MaxScorePicker",
-                "saturation SaturationDetector[queueThreshold=2.0, kvCacheThreshold=0.5]", "countsOwnPicks false",
-                "slotWaitNanos 0");
-        assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT)))
-                .as("without an override the file's scores hold")
-                .contains("scorer lora-residency ResidencyScores[inSlot=1.0, inHost=0.8, freeSlot=0.6, idleSlot=0.3, "
-                        + "allSlotsBusy=0.0] weight 1.0");
-        assertThatThrownBy(() -> picker(file, "mine", new ProfileSettings(Map.of("prefix", 1.0), null,
-                SaturationDetector.DEFAULT))).hasMessageContaining("unknown scorer 'prefix'");
-        assertThatThrownBy(() -> picker(file, "mine", new ProfileSettings(Map.of("queue", -1.0), null,
-                SaturationDetector.DEFAULT))).hasMessageContaining("weight of q must be >= 0, got -1.0");
+    void flowControlIsNoPluginOfAProfile() {
+        // How long a request waits for a slot is the router's flow control (router.json), whatever the profile.
+        assertThatThrownBy(() -> parse(file("{\"type\": \"slot-wait\", \"parameters\": {\"maxWait\": \"1s\"}}",
+                "{\"pluginRef\": \"slot-wait\"}"))).hasMessageContaining("unknown type 'slot-wait'");
     }
 
     @Test
-    void aWeightOverrideMatchingTwoScorersIsAnError() {
-        ProfileFile file = parse(file("""
-                {"name": "short", "type": "queue-scorer"}, {"name": "long", "type": "queue-scorer", "parameters": {"minSpread": 8}}
-                """, """
-                {"pluginRef": "short"}, {"pluginRef": "long"}
-                """));
-        assertThat(PickerShape.of(picker(file, "mine", ProfileSettings.DEFAULT)))
-                .contains("scorer queue minSpread=0 weight 1.0", "scorer queue minSpread=8 weight 1.0");
-        assertThatThrownBy(() -> picker(file, "mine", new ProfileSettings(Map.of("queue", 2.0), null,
-                SaturationDetector.DEFAULT))).hasMessageContaining("profile 'mine' has two such scorers (short, long)");
-    }
-
-    @Test
-    void slotWaitTakesItsLongestWaitAndRefusesABadOne() {
-        ProfileFile file = parse(file("{\"type\": \"queue-scorer\"}, {\"type\": \"slot-wait\", \"parameters\": "
-                + "{\"maxWait\": \"250ms\"}}", "{\"pluginRef\": \"queue-scorer\"}, {\"pluginRef\": \"slot-wait\"}"));
-        assertThat(picker(file, "mine", ProfileSettings.DEFAULT).slotWaitNanos()).isEqualTo(250_000_000L);
-        ProfileFile defaults = parse(file("{\"type\": \"slot-wait\"}", "{\"pluginRef\": \"slot-wait\"}"));
-        assertThat(picker(defaults, "mine", ProfileSettings.DEFAULT).slotWaitNanos()).isEqualTo(1_000_000_000L);
-        assertThatThrownBy(() -> parse(file("{\"type\": \"slot-wait\", \"parameters\": {\"maxWait\": \"0s\"}}",
-                "{\"pluginRef\": \"slot-wait\"}"))).hasMessageContaining("maxWait");
-        assertThatThrownBy(() -> parse(file("{\"type\": \"slot-wait\", \"parameters\": {\"maxWait\": 5}}",
-                "{\"pluginRef\": \"slot-wait\"}"))).hasMessageContaining("with a unit");
+    void aPluginTypeRegisteredTwiceIsAnError() {
+        java.util.Map<String, PluginType> registry = new java.util.LinkedHashMap<>();
+        PluginType queue = PluginTypes.find(PluginTypes.QUEUE_SCORER);
+        PluginTypes.register(registry, queue);
+        assertThatThrownBy(() -> PluginTypes.register(registry, queue)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("two plugin types named queue-scorer");
+        assertThat(registry).containsOnlyKeys(PluginTypes.QUEUE_SCORER);
     }
 
     @Test
     void everyPickerGetsItsOwnStatefulParts() {
         ProfileFile file = parse(file("{\"type\": \"lora-spread-filter\"}, {\"type\": \"round-robin-picker\"}",
                 "{\"pluginRef\": \"lora-spread-filter\"}, {\"pluginRef\": \"round-robin-picker\"}"));
-        EndpointPicker one = picker(file, "mine", ProfileSettings.DEFAULT);
-        EndpointPicker two = picker(file, "mine", ProfileSettings.DEFAULT);
+        EndpointPicker one = picker(file, "mine");
+        EndpointPicker two = picker(file, "mine");
         assertThat(one.filters().getFirst()).isNotSameAs(two.filters().getFirst());
         assertThat(one.picker()).isNotSameAs(two.picker());
     }
