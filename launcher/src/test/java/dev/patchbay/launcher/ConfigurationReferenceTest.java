@@ -9,8 +9,8 @@ import dev.patchbay.router.RouterOptions;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.Filter;
-import dev.patchbay.router.pick.ProfileSettings;
-import dev.patchbay.router.pick.ResidencyScores;
+import dev.patchbay.router.pick.OwnPicksCounter;
+import dev.patchbay.router.pick.PreRequest;
 import dev.patchbay.router.pick.WeightedScorer;
 import dev.patchbay.router.pick.profile.Plugin;
 import dev.patchbay.router.pick.profile.PluginParameters;
@@ -101,10 +101,11 @@ class ConfigurationReferenceTest {
     @Test
     void aConfigKeyLeftOutOrWithAWrongDefaultIsReported() throws IOException {
         String doc = without(reference(), "| `seed` |");
-        doc = replaced(doc, "| `saturation.queueThreshold` | `5` |", "| `saturation.queueThreshold` | `6` |");
+        doc = replaced(doc, "| `flowControl.saturation.queueDepthThreshold` | `5` |",
+                "| `flowControl.saturation.queueDepthThreshold` | `6` |");
         assertThat(problems(doc)).containsExactly(
-                "router.json: saturation.queueThreshold given as the documented default 6 builds another router "
-                        + "than leaving it out",
+                "router.json: flowControl.saturation.queueDepthThreshold given as the documented default 6 builds "
+                        + "another router than leaving it out",
                 "router.json: seed is not in the reference");
     }
 
@@ -116,19 +117,20 @@ class ConfigurationReferenceTest {
 
     @Test
     void aPluginParameterWithAWrongDefaultOrATypeLeftOutIsReported() throws IOException {
-        String doc = replaced(reference(), "| `slot-wait` | `maxWait` | `\"1s\"` |", "| `slot-wait` | `maxWait` | `\"2s\"` |");
+        String doc = replaced(reference(), "| `queue-scorer` | `minSpread` | `0` |", "| `queue-scorer` | `minSpread` | `2` |");
         doc = without(doc, "| `kv-cache-scorer` | (none) |");
         assertThat(problems(doc)).containsExactly(
-                "plugin kv-cache-scorer is not in the reference (a type without parameters has a (none) row)",
-                "plugin slot-wait: maxWait given as the documented default \"2s\" builds another picker than "
-                        + "leaving it out");
+                "plugin queue-scorer: minSpread given as the documented default 2 builds another picker than "
+                        + "leaving it out",
+                "plugin kv-cache-scorer is not in the reference (a type without parameters has a (none) row)");
     }
 
     @Test
     void aPluginParameterTheTypeLacksIsReported() throws IOException {
-        String doc = replaced(reference(), "| `slot-wait` | `maxWait` |",
-                "| `slot-wait` | `maxHeld` | `10000` | made up |\n| `slot-wait` | `maxWait` |");
-        assertThat(problems(doc)).containsExactly("plugin slot-wait: the reference names maxHeld, which the type does not take");
+        String doc = replaced(reference(), "| `queue-scorer` | `minSpread` |",
+                "| `queue-scorer` | `maxHeld` | `10000` | made up |\n| `queue-scorer` | `minSpread` |");
+        assertThat(problems(doc)).containsExactly(
+                "plugin queue-scorer: the reference names maxHeld, which the type does not take");
     }
 
     /** The profile guide's example profile file is one the router reads. */
@@ -140,9 +142,8 @@ class ConfigurationReferenceTest {
         int start = guide.indexOf("```json", marker) + "```json".length();
         ProfileFile file = ProfileFile.parse("docs/profiles.md", guide.substring(start, guide.indexOf("```", start)));
         assertThat(file.names()).containsExactly("host-heavy");
-        EndpointPicker picker = file.profile("host-heavy").create(ProfileSettings.DEFAULT, new Random(1), () -> 0L);
-        assertThat(picker.slotWaitNanos()).isEqualTo(Duration.ofMillis(500).toNanos());
-        assertThat(picker.countsOwnPicks()).isTrue();
+        EndpointPicker picker = file.profile("host-heavy").create(new Random(1), () -> 0L);
+        assertThat(picker.preRequests()).hasAtLeastOneElementOfType(OwnPicksCounter.class);
     }
 
     // ---- the check ----
@@ -375,20 +376,23 @@ class ConfigurationReferenceTest {
         for (RecordComponent component : RouterConfig.class.getRecordComponents()) {
             String key = component.getName();
             Object value = switch (key) {
-                case "residencyScores" -> config.profileSettings().residencyScores() != null
-                        ? config.profileSettings().residencyScores() : ResidencyScores.DEFAULT;
-                case "saturation" -> config.profileSettings().saturation();
+                case "flowControl" -> config.effectiveFlowControl();
                 case "servedModelsInterval" -> RouterOptions.servedModelsInterval(config);
                 default -> invoke(component, config);
             };
-            values.put(key, value); // values compare by value (strings, lists, maps, records, durations)
-            if (value instanceof Record record) {
-                for (RecordComponent inner : record.getClass().getRecordComponents()) {
-                    values.put(key + "." + inner.getName(), invoke(inner, record));
-                }
-            }
+            put(values, key, value);
         }
         return values;
+    }
+
+    /** {@code value} under {@code key}, and a record's components under {@code key.component}, all the way down. */
+    private static void put(Map<String, Object> values, String key, Object value) {
+        values.put(key, value); // values compare by value (strings, lists, maps, records, durations)
+        if (value instanceof Record record) {
+            for (RecordComponent inner : record.getClass().getRecordComponents()) {
+                put(values, key + "." + inner.getName(), invoke(inner, record));
+            }
+        }
     }
 
     /** The effective values of a configuration with {@code key} set to {@code value}; null when it is refused. */
@@ -503,7 +507,7 @@ class ConfigurationReferenceTest {
         EndpointPicker picker;
         try {
             picker = ProfileFile.parse("reference", file.toString()).profile("reference")
-                    .create(ProfileSettings.DEFAULT, new Random(0), () -> 0L);
+                    .create(new Random(0), () -> 0L);
         } catch (IllegalArgumentException e) {
             return null;
         }
@@ -515,8 +519,9 @@ class ConfigurationReferenceTest {
             parts.add("scorer " + fields(scorer.scorer()) + " weight " + scorer.weight());
         }
         parts.add("picker " + fields(picker.picker()));
-        parts.add("countsOwnPicks " + picker.countsOwnPicks());
-        parts.add("slotWaitNanos " + picker.slotWaitNanos());
+        for (PreRequest hook : picker.preRequests()) {
+            parts.add("pre-request " + fields(hook));
+        }
         return parts;
     }
 
