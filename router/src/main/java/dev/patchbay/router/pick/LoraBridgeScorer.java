@@ -13,10 +13,8 @@ import java.util.List;
  * carry more than its endpoints can serve stays overloaded while the rest of the pool has room, and no scorer that
  * looks at one endpoint at a time sees it.
  *
- * <p>Fleet simulator, gie-multilora at 150 req/s, seed 1: the two 12% and 6% adapters' first requests reached the
- * same two empty replicas within one scrape interval, each replica holding both. The pair, with two 2% adapters held
- * nowhere else, carried 22% of the traffic on 20% of the fleet for the whole run and sank into a placement crisis at
- * 100 s. A holder and an endpoint in another group score 1, an endpoint in the holders' group 0; when no endpoint
+ * <p>Such an island forms when two hot adapters' first requests reach the same empty endpoints within one scrape
+ * interval (docs/lab/2026-12-02-patchbay-profile-tuning.md). A holder and an endpoint in another group score 1, an endpoint in the holders' group 0; when no endpoint
  * is outside the holders' group, without a holder (the adapter's first copy), or for a base-model request, every
  * endpoint scores 1.
  */

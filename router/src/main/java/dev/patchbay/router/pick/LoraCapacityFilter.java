@@ -15,9 +15,8 @@ import java.util.List;
 public final class LoraCapacityFilter implements Filter {
     public static final String NAME = "lora-capacity";
     /**
-     * Fleet simulator, TTFT p99 against no spill-over: zipf-1000 at 1.3x its operating rate 18.7 s against 20.9 s;
-     * gie-multilora at 1.0x with Gamma cv 4 arrivals 1.03 s against 1.62 s, at 1.2x 22.7 s against 23.3 s. A bound
-     * of 8 was much worse on both gie-multilora points (4.3 s and 56 s), 32 in between.
+     * Holders' waiting queues past which the spill-over opens: low enough that a frozen placement spills before its
+     * queue is hopeless, high enough that a burst does not make copies (docs/lab/2026-12-03-placement-design.md).
      */
     public static final int SPILL_WAITING = 16;
 

@@ -43,29 +43,26 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
     /**
      * Or when each holder has at least this many times the drain target's requests (running and waiting), and at
      * least {@link #MIN_OVERLOAD_REQUESTS}. Near saturation a server's queue stays empty until its running batch is
-     * full, so queues show an overloaded placement only once it is too late; running counts show it earlier (fleet
-     * simulator, gie-multilora at 150 req/s: three replicas holding two 12% adapters at 250 running while others ran
-     * 80, with no waiting request anywhere).
+     * full, so queues show an overloaded placement only once it is too late; running counts show it earlier
+     * (docs/lab/2026-12-02-patchbay-profile-tuning.md).
      */
     public static final double OVERLOAD_REQUESTS_RATIO = 2.0;
     /**
      * Below this many requests on a holder the request-count trigger stays off: at light load a twofold difference is
-     * a few requests and not worth a load (64 and 128 let a placement crisis run longer, see docs/fleet-simulator.md).
+     * a few requests and not worth a load (more let a placement crisis run longer: the lab note above).
      */
     public static final int MIN_OVERLOAD_REQUESTS = 32;
     /**
      * A drain target must have at most this many requests waiting. Past the fleet's capacity every queue is long and
-     * some are always twice others; a drain there idles a slot for tens of seconds and frees no capacity (fleet
-     * simulator, gie-multilora at 1.2x its operating rate, seed 1: TTFT p99 81 s without the bound, 23 s with 32 or
-     * 64; 34 s with 128; the points the drains exist for, 1.0x with bursts and 150 req/s seed 3, unchanged).
+     * some are always twice others; a drain there idles a slot for tens of seconds and frees no capacity
+     * (docs/lab/2026-12-03-placement-design.md).
      */
     public static final int MAX_TARGET_WAITING = 32;
     public static final long DEFAULT_TIMEOUT_NANOS = 60_000_000_000L;
     /**
-     * A drain starts once it has been wanted for this long. Fleet simulator, TTFT p99 at 0 / 2 / 3 / 5 / 10 s:
-     * gie-multilora at 1.1x with Gamma cv 4 arrivals, median of seeds 1-5, 7.25 / 3.61 / 3.33 / 2.94 s (10 s not
-     * run); at 1.0x cv 4 seed 5 1.03 / 0.90 / 1.56 / 4.61 / 30.9 s; 150 req/s seed 3 (the freeze drains exist for)
-     * 0.23 / 0.38 / 0.26 / 0.27 / 0.92 s; 1.2x seed 1 22.7 / 20.6 s from 2 s on. Past 3 s a real freeze waits too long.
+     * A drain starts once it has been wanted for this long: a burst makes queues uneven for a moment and passes by
+     * itself, a frozen placement does not; much longer and a real freeze waits too long
+     * (docs/lab/2026-12-03-placement-design.md).
      */
     public static final long DEFAULT_PERSISTENCE_NANOS = 2_000_000_000L;
     public static final long DEFAULT_COOLDOWN_NANOS = 30_000_000_000L;

@@ -16,8 +16,7 @@ import java.util.List;
  *
  * <p>Only among the best-placed endpoints, because prefill work passes in a step or two and an adapter load or a
  * wait for a slot does not: scoring every endpoint let this scorer send requests to a free slot instead of the host
- * copy of their adapter, which cost loads and placement (fleet simulator, zipf over 100 adapters at 45 req/s: TTFT
- * p99 1.8 s against 1.0 s this way). {@code minSpread} keeps a few tokens of difference from outweighing the other
+ * copy of their adapter, which cost loads and placement (docs/lab/2026-12-02-patchbay-profile-tuning.md). {@code minSpread} keeps a few tokens of difference from outweighing the other
  * scorers.
  */
 public final class PrefillQueueScorer implements Scorer {

@@ -14,7 +14,7 @@ import java.util.List;
  * servers keep their plain queues; a server whose four slots hold one hot adapter each serves its slot queue
  * never, and plain queues balanced across servers put requests there for tens of seconds. Off in the built-in
  * profiles: where slots are held by busy adapters but compute is the bound, it starves servers of work
- * ({@code docs/router.md}).
+ * ({@code docs/lab/2026-12-04-placement-variants-not-kept.md}).
  *
  * <p>With {@code minSpread} 0 this is the gateway's min-max queue scorer, where one waiting request against none
  * spans the whole range and outweighs most of the other scorers. A larger {@code minSpread} keeps small

@@ -372,9 +372,9 @@ public final class EndpointPool implements AutoCloseable {
      * From now on, a request the router sent counts in its endpoint's metrics until the page's own per-adapter
      * counts show it, not only until a scrape begun after the send ({@link Slot#scraped}), for at most
      * {@value #UNTIL_SHOWN_INTERVALS} scrape intervals: the view that holding requests for slots needs, since a slot
-     * a page one engine step old still shows free may be taken. Fleet simulator, patchbay with slot wait, TTFT p99
-     * medians of 5 seeds with no bound / 2 intervals: gie-multilora 1.1x Gamma cv 4 4.20 / 2.86 s, zipf 1.0x cv 2
-     * 1.05 / 1.02 s, cv 4 2.73 / 2.92 s.
+     * a page one engine step old still shows free may be taken. Bounded, since a page can fall short of the router's
+     * count for good (a request that ended on the server and whose end the router has not seen), and a request
+     * counted twice for long keeps traffic off its server (docs/lab/2026-12-04-slot-wait.md).
      */
     public void countRequestsUntilShown() {
         untilShownNanos = UNTIL_SHOWN_INTERVALS * interval.toNanos();

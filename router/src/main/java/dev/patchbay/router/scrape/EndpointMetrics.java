@@ -120,10 +120,8 @@ public final class EndpointMetrics {
                              int turningSlots) {
         private static final LoraPlacement[] NONE = new LoraPlacement[0];
         /**
-         * A slot whose adapter has more requests than this in flight is not expected to free soon. Fleet simulator,
-         * queue scorer with slot turnover, TTFT p99 medians of 5 seeds, 3 against 2: zipf-1000 at 1.3x its operating
-         * rate 3.75 / 3.67 s, at 1.2x with Gamma cv 4 arrivals 4.72 / 4.76 s, gie-multilora at 1.2x 20.0 / 20.0 s, at
-         * 1.1x with cv 4 3.44 / 4.93 s: the same within noise but for the last.
+         * A slot whose adapter has more requests than this in flight is not expected to free soon
+         * (docs/lab/2026-12-04-placement-variants-not-kept.md, slot turnover).
          */
         public static final int TURNING_SLOT_REQUESTS = 3;
 
