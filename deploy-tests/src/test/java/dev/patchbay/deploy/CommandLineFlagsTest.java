@@ -18,6 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import picocli.CommandLine;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 
 /** Every argument the manifests give `patchbay serve` and `patchbay route` is one the command accepts. */
 class CommandLineFlagsTest {
@@ -115,8 +117,8 @@ class CommandLineFlagsTest {
     private static void write(Path file, String content) {
         try {
             Files.writeString(file, content);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 }

@@ -32,6 +32,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 
 /**
  * Every PromQL query of deploy/grafana/patchbay-lora.json returns data from a real Prometheus (Debian's) that
@@ -93,7 +95,7 @@ class DashboardQueriesTest {
         int routerPort = reportedPort(routerProcess, "router", ROUTING);
 
         int promPort;
-        try (var s = new java.net.ServerSocket(0)) {
+        try (var s = new ServerSocket(0)) {
             promPort = s.getLocalPort();
         }
         Path promConfig = Files.writeString(dir.resolve("prometheus.yml"), """
@@ -279,7 +281,7 @@ class DashboardQueriesTest {
         try {
             Files.writeString(file, content);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -11,6 +11,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import java.util.LinkedHashMap;
+import java.util.TreeMap;
 
 /** The Helm chart renders, with every value set, objects that meet their schemas, wired to each other. */
 class DeployManifestsTest {
@@ -169,7 +171,7 @@ class DeployManifestsTest {
                   targetPorts: %s
                   endpointPickerRef: %s
                 """;
-        Map<String, String> broken = new java.util.LinkedHashMap<>();
+        Map<String, String> broken = new LinkedHashMap<>();
         broken.put("misspelled-field", deployment.formatted("misspelled-field", "{name: c, image: x, readinesProbe: {}}"));
         broken.put("port-not-a-number", deployment.formatted("port-not-a-number", "{name: c, image: x, ports: [{containerPort: http}]}"));
         broken.put("env-value-boolean", deployment.formatted("env-value-boolean", "{name: c, image: x, env: [{name: A, value: yes}]}"));
@@ -225,6 +227,6 @@ class DeployManifestsTest {
     }
 
     private static String selectorString(Map<String, String> labels) {
-        return String.join(",", new java.util.TreeMap<>(labels).entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+        return String.join(",", new TreeMap<>(labels).entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
     }
 }

@@ -9,6 +9,7 @@ import dev.patchbay.router.proxy.ProxyHandler;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
+import java.util.regex.Pattern;
 
 /**
  * The gateway path has three descriptions that must agree: the Helm chart's (an InferencePool whose picker is the
@@ -75,7 +76,7 @@ class GatewaySettingsAgreeTest {
     /** A Gateway API duration: whole hours, minutes, seconds and milliseconds ({@code 300s}, {@code 1h30m}). */
     static Duration gatewayApi(String text) {
         Duration total = Duration.ZERO;
-        var m = java.util.regex.Pattern.compile("(\\d+)(ms|h|m|s)").matcher(text);
+        var m = Pattern.compile("(\\d+)(ms|h|m|s)").matcher(text);
         int end = 0;
         while (m.find()) {
             assertThat(m.start()).as("a Gateway API duration: " + text).isEqualTo(end);

@@ -12,6 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import com.google.gson.JsonElement;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 
 /**
  * A set of rendered Kubernetes objects and each one's schema verdict. The node checker
@@ -33,7 +36,7 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
             }
             JsonNode out = JSON.readTree(r.stdout());
             List<JsonNode> objects = new ArrayList<>();
-            Map<JsonNode, List<String>> errors = new java.util.IdentityHashMap<>();
+            Map<JsonNode, List<String>> errors = new IdentityHashMap<>();
             for (int i = 0; i < out.path("objects").size(); i++) {
                 JsonNode object = out.path("objects").get(i);
                 List<String> found = new ArrayList<>();
@@ -55,7 +58,7 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
             return List.of();
         }
         try {
-            model.get().getMethod("validateJsonElement", com.google.gson.JsonElement.class)
+            model.get().getMethod("validateJsonElement", JsonElement.class)
                     .invoke(null, JsonParser.parseString(object.toString()));
             return List.of();
         } catch (InvocationTargetException e) {
@@ -126,7 +129,7 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
 
     /** A container's plain env values (valueFrom entries are left out). */
     static Map<String, String> env(JsonNode container) {
-        Map<String, String> out = new java.util.LinkedHashMap<>();
+        Map<String, String> out = new LinkedHashMap<>();
         for (JsonNode e : container.path("env")) {
             if (e.has("value")) {
                 out.put(e.path("name").asText(), e.path("value").asText());

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 
 /** The outside programs the deploy tests run: helm, node and kubectl, each as scripts/test-prereqs.sh installs it. */
 final class Tools {
@@ -56,11 +58,11 @@ final class Tools {
         return new Result(p.exitValue(), out.join(), err.join());
     }
 
-    private static String read(java.io.InputStream in) {
+    private static String read(InputStream in) {
         try (in) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

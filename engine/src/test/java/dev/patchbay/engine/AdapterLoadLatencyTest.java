@@ -22,6 +22,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.io.IOException;
+import java.io.InterruptedIOException;
 
 /** Loading an adapter from storage happens off the engine loop: other requests keep running meanwhile. */
 class AdapterLoadLatencyTest {
@@ -78,13 +80,13 @@ class AdapterLoadLatencyTest {
         SimModel sim = new SimModel("sim-test", SimModel.DEFAULT_CONFIG, LatencyModel.ZERO, TextMode.RANDOM, 0);
         Model blockingLoads = new DelegatingModel(sim) {
             @Override
-            public LoadedAdapter loadAdapter(AdapterSpec spec) throws java.io.IOException {
+            public LoadedAdapter loadAdapter(AdapterSpec spec) throws IOException {
                 if (spec.name().equals("cold")) {
                     loadStarted.countDown();
                     try {
                         loadMayFinish.await(30, TimeUnit.SECONDS);
                     } catch (InterruptedException e) {
-                        throw new java.io.InterruptedIOException();
+                        throw new InterruptedIOException();
                     }
                 }
                 return super.loadAdapter(spec);

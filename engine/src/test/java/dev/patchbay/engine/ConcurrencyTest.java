@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.ArrayList;
 
 /** Many threads submitting and aborting against the real engine loop; nothing may leak. */
 class ConcurrencyTest {
@@ -48,7 +49,7 @@ class ConcurrencyTest {
             int threads = 8, perThread = 150;
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             CountDownLatch start = new CountDownLatch(1);
-            List<Future<?>> futures = new java.util.ArrayList<>();
+            List<Future<?>> futures = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 long seed = t;
                 futures.add(pool.submit(() -> {

@@ -10,6 +10,7 @@ import dev.patchbay.engine.model.Model;
 import dev.patchbay.engine.model.ModelConfig;
 import dev.patchbay.engine.model.Tokenizer;
 import java.util.List;
+import java.io.IOException;
 
 /** A model whose executor forwards to another, so a test can override one call. */
 class DelegatingModel implements Model, Executor {
@@ -25,7 +26,7 @@ class DelegatingModel implements Model, Executor {
     @Override public String renderChat(List<ChatMessage> m, boolean g) { return inner.renderChat(m, g); }
     @Override public String dtype() { return inner.dtype(); }
     @Override public Executor executor() { return this; }
-    @Override public LoadedAdapter loadAdapter(AdapterSpec spec) throws java.io.IOException { return inner.executor().loadAdapter(spec); }
+    @Override public LoadedAdapter loadAdapter(AdapterSpec spec) throws IOException { return inner.executor().loadAdapter(spec); }
     @Override public long modeledLoadNanos(AdapterSpec spec) { return 0; }
     @Override public long activate(int slot, LoadedAdapter a) { return inner.executor().activate(slot, a); }
     @Override public void deactivate(int slot) { inner.executor().deactivate(slot); }

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One engine on a virtual clock with the simulated model, plus helpers to submit and inspect. Every step it runs is
@@ -57,7 +58,7 @@ final class EngineFixture {
     void load(String name) throws Exception {
         var future = core.loadAdapter(name, writeAdapter(adapterRoot, name, name.hashCode()), false, true);
         for (int i = 0; i < 600 && !future.isDone(); i++) driver.runUntil(clock.nanos() + 100_000_000L);
-        future.get(1, java.util.concurrent.TimeUnit.SECONDS);
+        future.get(1, TimeUnit.SECONDS);
     }
 
     void register(String name) throws Exception {

@@ -17,6 +17,9 @@ import java.nio.file.Path;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import dev.patchbay.engine.sim.LatencyModel;
+import dev.patchbay.engine.sim.SimulatedExecutor;
+import java.util.Arrays;
 
 class PeftReaderTest {
     private static final ModelConfig BASE = SimModel.DEFAULT_CONFIG;
@@ -141,14 +144,14 @@ class PeftReaderTest {
         Path a = adapter("trunc");
         Path st = a.resolve(PeftReader.WEIGHTS_FILE);
         byte[] all = Files.readAllBytes(st);
-        Files.write(st, java.util.Arrays.copyOf(all, all.length - 100));
+        Files.write(st, Arrays.copyOf(all, all.length - 100));
         assertThat(rejection(a, 16)).hasMessageContaining("lies outside the file's");
     }
 
     @Test
     void engineRefusesAnInvalidAdapterAndKeepsServing() throws Exception {
-        EngineFixture f = new EngineFixture(EngineFixture.config().build(), dev.patchbay.engine.sim.LatencyModel.ZERO,
-                dev.patchbay.engine.sim.SimulatedExecutor.TextMode.RANDOM, dir);
+        EngineFixture f = new EngineFixture(EngineFixture.config().build(), LatencyModel.ZERO,
+                SimulatedExecutor.TextMode.RANDOM, dir);
         Path a = adapter("bad");
         editConfig(a, c -> c.put("use_dora", true));
         assertThatThrownBy(() -> f.core.loadAdapter("bad", a, false, true)).isInstanceOf(AdapterException.class);

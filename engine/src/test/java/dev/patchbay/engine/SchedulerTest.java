@@ -9,6 +9,7 @@ import dev.patchbay.engine.stats.EngineSnapshot;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Arrays;
 
 class SchedulerTest {
     @TempDir
@@ -178,6 +179,6 @@ class SchedulerTest {
     }
 
     private static int[] tokens(EngineFixture f, long id) {
-        return f.outputs.get(id).stream().flatMapToInt(o -> java.util.Arrays.stream(o.newTokenIds())).toArray();
+        return f.outputs.get(id).stream().flatMapToInt(o -> Arrays.stream(o.newTokenIds())).toArray();
     }
 }

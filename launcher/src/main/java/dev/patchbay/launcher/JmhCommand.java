@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
+import org.openjdk.jmh.Main;
 
 /** {@code patchbay jmh [JMH options] [benchmark regex]}: runs the JMH benchmarks shipped in the jar. */
 @Command(name = "jmh", description = "Run JMH benchmarks (arguments go to JMH; -h for its help).")
@@ -18,6 +19,6 @@ public final class JmhCommand implements Callable<Integer> {
     }
 
     static void run(String[] jmhArgs) throws Exception {
-        org.openjdk.jmh.Main.main(jmhArgs);
+        Main.main(jmhArgs);
     }
 }

@@ -8,6 +8,7 @@ import dev.patchbay.router.RouteCommand;
 import dev.patchbay.server.ServeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import java.util.Arrays;
 
 /** The {@code patchbay} command: one jar, one subcommand per part. */
 @Command(name = "patchbay", mixinStandardHelpOptions = true, version = "Patchbay 0.1.0",
@@ -23,7 +24,7 @@ public final class Main implements Runnable {
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("jmh")) {
             // JMH's own options start with '-': hand them over untouched.
-            JmhCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length));
+            JmhCommand.run(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
         System.exit(new CommandLine(new Main()).execute(args));

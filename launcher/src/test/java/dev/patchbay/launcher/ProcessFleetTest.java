@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Arrays;
 
 /**
  * Three {@code patchbay serve} processes behind a {@code patchbay route} process, each its own JVM on loopback, as an
@@ -114,14 +115,14 @@ class ProcessFleetTest {
 
         assertThat(statuses.keySet()).containsOnly(200);
         System.out.printf("process fleet: slot hit ratio %.3f, requests per server %s%n", hits / lookups,
-                java.util.Arrays.toString(served));
+                Arrays.toString(served));
         assertThat(lookups).isGreaterThanOrEqualTo(360);
         assertThat(hits / lookups).as("share of scheduled requests whose adapter was already in a slot")
                 .isGreaterThanOrEqualTo(0.9);
-        double busiest = java.util.Arrays.stream(served).max().orElseThrow();
-        double leastBusy = java.util.Arrays.stream(served).min().orElseThrow();
-        assertThat(java.util.Arrays.stream(served).sum()).isEqualTo(360);
-        assertThat(busiest).as("requests per server " + java.util.Arrays.toString(served))
+        double busiest = Arrays.stream(served).max().orElseThrow();
+        double leastBusy = Arrays.stream(served).min().orElseThrow();
+        assertThat(Arrays.stream(served).sum()).isEqualTo(360);
+        assertThat(busiest).as("requests per server " + Arrays.toString(served))
                 .isLessThanOrEqualTo(1.25 * leastBusy);
     }
 }

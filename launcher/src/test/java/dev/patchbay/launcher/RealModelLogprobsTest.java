@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Comparator;
 
 /**
  * Log probabilities over HTTP from the real executor: a greedy token's value is its dict's largest, and the
@@ -41,7 +42,7 @@ class RealModelLogprobsTest {
     private static List<Double> values(JsonNode dict, boolean promptForm) {
         List<Double> out = new ArrayList<>();
         dict.fields().forEachRemaining(e -> out.add(promptForm ? e.getValue().get("logprob").asDouble() : e.getValue().asDouble()));
-        out.sort(java.util.Comparator.reverseOrder());
+        out.sort(Comparator.reverseOrder());
         return out;
     }
 

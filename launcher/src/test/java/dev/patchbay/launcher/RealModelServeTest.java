@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.ArrayList;
 
 /** A generated Llama model served over HTTP by the real CPU executor, with two adapters. */
 class RealModelServeTest {
@@ -72,7 +73,7 @@ class RealModelServeTest {
         String[] plain = new String[2];
         String[] cached = new String[2];
         for (boolean caching : new boolean[] {false, true}) {
-            List<String> args = new java.util.ArrayList<>(List.of("--model", model.toString(), "--host", "127.0.0.1",
+            List<String> args = new ArrayList<>(List.of("--model", model.toString(), "--host", "127.0.0.1",
                     "--port", "0", "--enable-lora", "--lora-modules", "a=" + dir.resolve("a"), "--block-size", "4",
                     "--num-gpu-blocks-override", "256"));
             if (caching) args.add("--enable-prefix-caching");

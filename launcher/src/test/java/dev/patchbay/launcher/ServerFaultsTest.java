@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Collections;
+import java.util.concurrent.ScheduledFuture;
 
 /**
  * Two {@code patchbay serve} processes behind {@code patchbay route} under steady traffic, while one server is killed
@@ -81,14 +83,14 @@ class ServerFaultsTest {
         processes.awaitReady(routerPort, 2);
 
         ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
-        List<CompletableFuture<Void>> sent = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<CompletableFuture<Void>> sent = Collections.synchronizedList(new ArrayList<>());
         AtomicLong killedAt = new AtomicLong(-1), restartedAt = new AtomicLong(-1), servingAt = new AtomicLong(-1);
         AtomicReference<LauncherProcesses.Launched> restarted = new AtomicReference<>();
         int total = (int) (RUN_MILLIS * RATE_PER_SECOND / 1000);
         long start = System.nanoTime();
         // The schedule is the run: an open-loop 20 req/s, and each fault at its moment in it.
         ScheduledExecutorService clock = Executors.newScheduledThreadPool(4);
-        List<java.util.concurrent.ScheduledFuture<?>> faults = new ArrayList<>();
+        List<ScheduledFuture<?>> faults = new ArrayList<>();
         for (int i = 0; i < total; i++) {
             int n = i;
             clock.schedule(() -> sent.add(send(routerPort, ADAPTERS.get(n % ADAPTERS.size()), n, start, outcomes)),

@@ -23,6 +23,10 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /** The cached text path writes exactly the bytes client_java's text writer writes for the same registry. */
 class CachedTextPathTest {
@@ -184,13 +188,13 @@ class CachedTextPathTest {
         EngineMetrics metrics = new EngineMetrics(Fixtures.options(true), latest::get);
         List<Set<String>> asks = List.of(ROUTER_FAMILIES, Set.of(), Set.of("vllm:lora_requests",
                 "vllm:lora_adapter_memory_bytes"), Set.of("vllm:lora_prompt_tokens", "vllm:lora_adapter_loaded"));
-        try (var threads = java.util.concurrent.Executors.newFixedThreadPool(asks.size())) {
+        try (var threads = Executors.newFixedThreadPool(asks.size())) {
             for (int step = 0; step < 60; step++) {
                 EngineSnapshot next = workload.next(true);
                 latest.set(next);
                 metrics.accept(next);
-                var start = new java.util.concurrent.CyclicBarrier(asks.size());
-                List<java.util.concurrent.Future<String>> pages = new ArrayList<>();
+                var start = new CyclicBarrier(asks.size());
+                List<Future<String>> pages = new ArrayList<>();
                 for (Set<String> names : asks) {
                     pages.add(threads.submit(() -> {
                         start.await();
@@ -209,11 +213,11 @@ class CachedTextPathTest {
     @Test
     void familySegmentsSplitAtTheCommentsOfEachFamily() {
         byte[] page = "# TYPE a counter\na_total 1.0\n# HELP b x\n# TYPE b gauge\nb 2.0\nb{l=\"#\"} 3.0\n"
-                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                .getBytes(StandardCharsets.UTF_8);
         List<int[]> segments = TextPageWriter.familySegments(page);
         assertThat(segments).hasSize(2);
         assertThat(new String(page, segments.get(1)[0], segments.get(1)[1] - segments.get(1)[0],
-                java.nio.charset.StandardCharsets.UTF_8)).startsWith("# HELP b").endsWith("3.0\n");
+                StandardCharsets.UTF_8)).startsWith("# HELP b").endsWith("3.0\n");
     }
 
     @Test

@@ -5,6 +5,8 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.patchbay.engine.stats.AdapterState;
+import java.util.Set;
 
 /** vLLM's lifecycle: deprecated in X.Y, hidden in X.Y+1 unless asked for, removed in X.Y+2. */
 class DeprecationTest {
@@ -36,7 +38,7 @@ class DeprecationTest {
 
     private static Page page(MetricsOptions options) {
         EngineSnapshot s = new Fixtures.Snap()
-                .adapter(Fixtures.adapter("alpha", 1, 0, dev.patchbay.engine.stats.AdapterState.Level.GPU)).build();
+                .adapter(Fixtures.adapter("alpha", 1, 0, AdapterState.Level.GPU)).build();
         return Page.parse(new EngineMetrics(options, () -> s).scrape().text());
     }
 
@@ -64,6 +66,6 @@ class DeprecationTest {
         assertThat(page(options).types()).doesNotContainKey("vllm:lora_requests_info");
         EngineSnapshot s = new Fixtures.Snap().build();
         EngineMetrics metrics = new EngineMetrics(options, () -> s);
-        assertThat(metrics.scrape(java.util.Set.of("vllm:lora_requests_info"), null).body()).isEmpty();
+        assertThat(metrics.scrape(Set.of("vllm:lora_requests_info"), null).body()).isEmpty();
     }
 }

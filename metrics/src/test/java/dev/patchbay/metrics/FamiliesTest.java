@@ -14,6 +14,7 @@ import java.util.TreeSet;
 
 import static dev.patchbay.metrics.Fixtures.MODEL;
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.ArrayList;
 
 /** Names, types, label names and buckets exactly as the metrics contract lists them. */
 class FamiliesTest {
@@ -61,7 +62,7 @@ class FamiliesTest {
     }
 
     private static List<Double> withInf(double... bounds) {
-        List<Double> out = new java.util.ArrayList<>(Arrays.stream(bounds).boxed().toList());
+        List<Double> out = new ArrayList<>(Arrays.stream(bounds).boxed().toList());
         out.add(Double.POSITIVE_INFINITY);
         return out;
     }

@@ -14,6 +14,7 @@ import dev.patchbay.engine.stats.StepStats;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import dev.patchbay.engine.FinishReason;
 
 /** Hand-built engine snapshots for the metrics tests. */
 final class Fixtures {
@@ -54,7 +55,7 @@ final class Fixtures {
     }
 
     static FinishedRequest finished(String adapter, double e2e) {
-        return new FinishedRequest(adapter, dev.patchbay.engine.FinishReason.STOP, 12, 30, 64, 1, e2e, 0.01, 0.02,
+        return new FinishedRequest(adapter, FinishReason.STOP, 12, 30, 64, 1, e2e, 0.01, 0.02,
                 e2e - 0.05, e2e - 0.03, 0.005);
     }
 

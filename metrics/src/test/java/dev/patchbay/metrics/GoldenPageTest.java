@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.TreeSet;
 
 /**
  * Pins the Prometheus text pages of rich fixture snapshots byte for byte, so reorganising how families are declared
@@ -102,14 +103,14 @@ class GoldenPageTest {
     /** The rich page shows exactly the declared families: nothing is rendered that the declarations do not list. */
     @Test
     void everyFamilyOnTheRichPageIsDeclared() {
-        Set<String> declared = new java.util.TreeSet<>();
+        Set<String> declared = new TreeSet<>();
         for (EngineFamily f : EngineFamily.values()) {
             declared.add(f.type == MetricType.COUNTER ? f.metricName + "_total" : f.metricName);
         }
         for (AdapterFamily f : AdapterFamily.values()) declared.add(f.sampleName());
         for (HistogramFamily f : HistogramFamily.values()) declared.add(f.metricName);
         declared.add("vllm:lora_metric_series_overflow_total"); // an event counter of the step observer
-        Set<String> shown = new java.util.TreeSet<>();
+        Set<String> shown = new TreeSet<>();
         for (String line : richMetrics(loraOptions()).scrape().text().split("\n")) {
             if (line.startsWith("# TYPE ")) shown.add(line.split(" ")[2]);
         }

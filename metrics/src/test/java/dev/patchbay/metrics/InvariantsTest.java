@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The contract's invariants at every scrape of a random workload, with the engine thread publishing snapshots
@@ -163,7 +164,7 @@ class InvariantsTest {
                 published.put(s.sequence(), s);
                 latest.set(s);
                 metrics.accept(s);
-                java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                LockSupport.parkNanos(20_000);
             }
         });
         engine.start();

@@ -10,6 +10,10 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.patchbay.engine.stats.LoraState;
+import dev.patchbay.engine.stats.StepStats;
+import java.util.ArrayList;
+import java.util.Set;
 
 /** Per-adapter series: the cap and {@code __other__}, no stale series, the legacy gauge's fixes. */
 class LoraSeriesTest {
@@ -62,7 +66,7 @@ class LoraSeriesTest {
         // the same fold again is not counted again; a newly folded adapter is
         page = publishAndScrape(metrics, s);
         assertThat(page.value("vllm:lora_metric_series_overflow_total")).isEqualTo(2);
-        List<AdapterState> more = new java.util.ArrayList<>(s.lora().adapters());
+        List<AdapterState> more = new ArrayList<>(s.lora().adapters());
         more.add(Fixtures.adapter("f-none", 0, 1, Level.NONE));
         page = publishAndScrape(metrics, new Fixtures.Snap().adapters(more).build());
         assertThat(page.value("vllm:lora_metric_series_overflow_total")).isEqualTo(3);
@@ -96,7 +100,7 @@ class LoraSeriesTest {
                 .build();
         EngineMetrics metrics = new EngineMetrics(Fixtures.options(true), () -> s);
         for (Page page : List.of(Page.parse(metrics.scrape().text()),
-                Page.parse(metrics.scrapeWithLibrary(java.util.Set.of(), null).text()))) {
+                Page.parse(metrics.scrapeWithLibrary(Set.of(), null).text()))) {
             assertThat(page.value("vllm:num_lora_requests_running", "lora_name", "alpha")).isEqualTo(2);
             assertThat(page.value("vllm:num_lora_requests_waiting", "lora_name", "alpha")).isEqualTo(3);
             assertThat(page.value("vllm:lora_prompt_tokens_total", "lora_name", "alpha")).isEqualTo(15);
@@ -107,9 +111,9 @@ class LoraSeriesTest {
             assertThat(page.value("vllm:lora_metric_series_overflow_adapters")).isZero();
         }
         EngineSnapshot listedTwice = new EngineSnapshot(2, 0, 0, Fixtures.MODEL, 2, 3, 1000, 0, 16, false,
-                new dev.patchbay.engine.stats.LoraState(4, 8, 16, "auto", s.lora().adapters(), 1, 0,
+                new LoraState(4, 8, 16, "auto", s.lora().adapters(), 1, 0,
                         List.of("alpha", "alpha"), List.of("alpha", "beta", "beta"), 1.7e9),
-                Fixtures.counters(2), dev.patchbay.engine.stats.StepStats.EMPTY);
+                Fixtures.counters(2), StepStats.EMPTY);
         Page page = Page.parse(new EngineMetrics(Fixtures.options(true), () -> listedTwice).scrape().text());
         assertThat(page.samples("vllm:lora_requests_info").getFirst().labels())
                 .containsEntry("running_lora_adapters", "alpha").containsEntry("waiting_lora_adapters", "alpha,beta");

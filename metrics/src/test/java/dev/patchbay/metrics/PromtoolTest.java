@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import java.util.Set;
 
 /**
  * The rendered page passes {@code promtool check metrics}. promtool (2.42, Debian's {@code prometheus} package)
@@ -80,7 +81,7 @@ class PromtoolTest {
         String page = metrics.scrape().text();
         assertThat(page).contains("lora_name=\"__other__\"");
         assertPasses(page);
-        assertPasses(metrics.scrapeWithLibrary(java.util.Set.of(), null).text());
+        assertPasses(metrics.scrapeWithLibrary(Set.of(), null).text());
     }
 
     @Test

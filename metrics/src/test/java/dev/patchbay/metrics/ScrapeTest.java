@@ -15,6 +15,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 
 /** name[] filtering, content negotiation, and one snapshot per scrape. */
 class ScrapeTest {
@@ -124,12 +126,12 @@ class ScrapeTest {
     void streamingWritesTheSamePage() throws IOException {
         EngineMetrics metrics = new EngineMetrics(Fixtures.options(true), () -> snapshot);
         for (String accept : new String[]{null, OPENMETRICS}) {
-            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
             String contentType = metrics.writeTo(Set.of(), accept, out);
             Scrape scrape = metrics.scrape(Set.of(), accept);
             assertThat(contentType).isEqualTo(scrape.contentType());
-            assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8)).isEqualTo(scrape.text());
-            java.io.ByteArrayOutputStream copy = new java.io.ByteArrayOutputStream();
+            assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(scrape.text());
+            ByteArrayOutputStream copy = new ByteArrayOutputStream();
             Scrape fresh = metrics.scrape(Set.of(), accept);
             fresh.writeTo(copy);
             assertThat(copy.toByteArray()).isEqualTo(scrape.body()).hasSize(fresh.size());

@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.Collections;
 
 /**
  * The BPE tokenizer of a Hugging Face {@code tokenizer.json}, byte-level (GPT-2, Llama 3, Qwen2/3) or
@@ -433,7 +434,7 @@ public final class BpeTokenizer implements Tokenizer {
                     else out.add(parts.get(i));
                     nextMatch = isMatch.get(i);
                 }
-                java.util.Collections.reverse(out);
+                Collections.reverse(out);
             }
             case "Contiguous" -> {
                 boolean previousMatch = false;

@@ -14,6 +14,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Objects;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The Jinja of Hugging Face chat templates, as transformers renders it: Python's semantics where a template sees them
@@ -103,7 +109,7 @@ final class Jinja {
                 pos = end + 2;
                 if (kind == Kind.STMT && content.strip().equals("raw")) {
                     // everything up to {% endraw %} is text
-                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{%([-+]?)\\s*endraw\\s*(-?)%}").matcher(src);
+                    Matcher m = Pattern.compile("\\{%([-+]?)\\s*endraw\\s*(-?)%}").matcher(src);
                     if (!m.find(pos)) throw new IllegalArgumentException("line " + line + ": {% raw %} without {% endraw %}");
                     chunks.add(new Chunk(Kind.TEXT, src.substring(pos, m.start()), false, false, false, line));
                     chunks.add(new Chunk(Kind.STMT, "endraw", m.group(1).equals("-"), m.group(2).equals("-"),
@@ -1375,7 +1381,7 @@ final class Jinja {
             for (int i = 0; i < x.size(); i++) if (!equal(x.get(i), y.get(i))) return false;
             return true;
         }
-        return java.util.Objects.equals(a, b);
+        return Objects.equals(a, b);
     }
 
     private static int compare(Object a, Object b) {
@@ -1573,7 +1579,7 @@ final class Jinja {
             case "reverse" -> {
                 if (v instanceof String s) yield new StringBuilder(s).reverse().toString();
                 List<Object> items = iterate(v);
-                java.util.Collections.reverse(items);
+                Collections.reverse(items);
                 yield items;
             }
             case "sort" -> {
@@ -1604,7 +1610,7 @@ final class Jinja {
             case "dictsort" -> {
                 if (!(v instanceof Map<?, ?> m)) throw new IllegalArgumentException("dictsort needs a dict, not " + typeName(v));
                 List<Object> out = new ArrayList<>();
-                m.forEach((k, val) -> out.add(java.util.Arrays.asList(k, val)));
+                m.forEach((k, val) -> out.add(Arrays.asList(k, val)));
                 out.sort((a, b) -> compare(((List<?>) a).get(0), ((List<?>) b).get(0)));
                 yield out;
             }
@@ -1844,7 +1850,7 @@ final class Jinja {
                 return switch (name) {
                     case "items" -> {
                         List<Object> out = new ArrayList<>();
-                        m.forEach((k, v) -> out.add(java.util.Arrays.asList(k, v)));
+                        m.forEach((k, v) -> out.add(Arrays.asList(k, v)));
                         yield out;
                     }
                     case "keys" -> new ArrayList<Object>(m.keySet());
@@ -1856,7 +1862,7 @@ final class Jinja {
             throw new IllegalArgumentException("'" + typeName(obj) + "' object has no method '" + name + "'");
         }
 
-        private static boolean anyOf(Object prefixes, java.util.function.Predicate<String> test) {
+        private static boolean anyOf(Object prefixes, Predicate<String> test) {
             if (prefixes instanceof List<?> l) return l.stream().anyMatch(p -> test.test(str(p)));
             return test.test(str(prefixes));
         }

@@ -3,6 +3,9 @@ package dev.patchbay.model;
 import dev.patchbay.engine.model.ModelConfig;
 import java.io.IOException;
 import java.util.Locale;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.util.regex.Pattern;
 
 /**
  * How large the CPU executor's KV cache is: a set number of blocks, a set size in bytes, or a share of the JVM's
@@ -80,7 +83,7 @@ public sealed interface KvCacheBudget {
                 blocks = Math.max(0, left) / perBlock;
                 reason = String.format(Locale.ROOT, "--gpu-memory-utilization %s of the %s max heap (%s) less %s of weights"
                         + " and %s for one step's activations",
-                        new java.math.BigDecimal(h.utilization()).round(new java.math.MathContext(3)).stripTrailingZeros()
+                        new BigDecimal(h.utilization()).round(new MathContext(3)).stripTrailingZeros()
                                 .toPlainString(), formatBytes(h.maxHeapBytes()),
                         formatBytes(share), formatBytes(weightBytes), formatBytes(activations));
             }
@@ -117,7 +120,7 @@ public sealed interface KvCacheBudget {
      */
     static long parseSize(String text) {
         String s = text.strip();
-        var m = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d+)?)([kmgt]|[KMGT](?:iB|i)?)?").matcher(s);
+        var m = Pattern.compile("(\\d+(?:\\.\\d+)?)([kmgt]|[KMGT](?:iB|i)?)?").matcher(s);
         if (!m.matches()) {
             throw new IllegalArgumentException("'" + text + "' is not a size: use bytes, or a number with k, m, g, t"
                     + " (powers of 1000) or K, M, G, T, Ki, Mi, Gi, Ti, KiB, MiB, GiB, TiB (powers of 1024), as 2GiB or 512M");

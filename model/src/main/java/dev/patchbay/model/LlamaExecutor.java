@@ -13,6 +13,8 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.Comparator;
+import java.util.stream.IntStream;
 
 /**
  * Runs a Llama-family model on the CPU: every token of a step (prompt chunks and decodes of all sequences) goes
@@ -238,8 +240,8 @@ public final class LlamaExecutor implements Executor {
 
     /** Token indices that use an adapter, grouped by slot so each adapter's weights stay in cache while used. */
     private static int[] loraOrder(int[] slotOf) {
-        return java.util.stream.IntStream.range(0, slotOf.length).filter(i -> slotOf[i] >= 0).boxed()
-                .sorted(java.util.Comparator.comparingInt(i -> slotOf[i])).mapToInt(Integer::intValue).toArray();
+        return IntStream.range(0, slotOf.length).filter(i -> slotOf[i] >= 0).boxed()
+                .sorted(Comparator.comparingInt(i -> slotOf[i])).mapToInt(Integer::intValue).toArray();
     }
 
     private void norm(float[] x, float[] weight, float eps, float[] out, int n) {

@@ -14,6 +14,8 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The safetensors files of a model directory (one {@code model.safetensors}, or shards listed by
@@ -62,8 +64,8 @@ public final class TensorFiles {
         return new TensorFiles(Files.isRegularFile(index) ? index : single, byTensor);
     }
 
-    private static java.util.List<String> iterable(JsonNode map) {
-        java.util.List<String> out = new java.util.ArrayList<>();
+    private static List<String> iterable(JsonNode map) {
+        List<String> out = new ArrayList<>();
         map.forEach(v -> out.add(v.asText()));
         return out;
     }
@@ -73,7 +75,7 @@ public final class TensorFiles {
     }
 
     /** Distinct files, in a stable order, for progress reports. */
-    public java.util.List<Path> files() {
+    public List<Path> files() {
         return byTensor.values().stream().map(Safetensors::file).distinct().toList();
     }
 

@@ -13,6 +13,9 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 
 class ForwardPassTest {
     static final int BLOCK = 4;
@@ -265,8 +268,8 @@ class ForwardPassTest {
         ModelGenerator.writeModel(f16, ModelGenerator.Spec.tiny().withDtype("F16"));
         Path f32 = dir.resolve("f32");
         TestModels.convertToF32(f16, f32);
-        var log = new java.io.ByteArrayOutputStream();
-        try (var out = new java.io.PrintStream(log, true, java.nio.charset.StandardCharsets.UTF_8);
+        var log = new ByteArrayOutputStream();
+        try (var out = new PrintStream(log, true, StandardCharsets.UTF_8);
              LlamaModel half = LlamaModel.load(f16, 64, BLOCK, 4, 2, out);
              LlamaModel full = LlamaModel.load(f32, 64, BLOCK, 4, 2, out)) {
             long halfBytes = half.weightBytesByDtype().values().stream().mapToLong(Long::longValue).sum();
@@ -275,7 +278,7 @@ class ForwardPassTest {
             assertThat((double) halfBytes / fullBytes).isBetween(0.5, 0.51);
             assertThat(half.weightBytesByDtype().keySet()).containsExactly("F16", "F32");
             assertThat(full.weightBytesByDtype().keySet()).containsExactly("F32");
-            String text = log.toString(java.nio.charset.StandardCharsets.UTF_8);
+            String text = log.toString(StandardCharsets.UTF_8);
             assertThat(text).contains("Weights: " + KvCacheBudget.formatBytes(halfBytes) + " in memory (F16 "
                     + KvCacheBudget.formatBytes(half.weightBytesByDtype().get("F16")) + ", F32 ");
             assertThat(text).contains("Weights: " + KvCacheBudget.formatBytes(fullBytes) + " in memory (F32)");

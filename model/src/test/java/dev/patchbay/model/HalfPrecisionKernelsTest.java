@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.SplittableRandom;
 import jdk.incubator.vector.FloatVector;
 import org.junit.jupiter.api.Test;
+import java.util.Arrays;
+import org.assertj.core.data.Offset;
 
 /** The F16 kernels against {@link Float#float16ToFloat} and against the same values held as F32. */
 class HalfPrecisionKernelsTest {
@@ -52,7 +54,7 @@ class HalfPrecisionKernelsTest {
         for (int r = 0; r < 64; r++) {
             m.copyRow(r, row, 0);
             // y = -0 + 1 * w is w exactly, signed zeros included.
-            java.util.Arrays.fill(added, -0f);
+            Arrays.fill(added, -0f);
             m.addRowScaled(r, 1f, added, 0);
             for (int c = 0; c < 1024; c++) {
                 assertSameFloat(row[c], all[r * 1024 + c]);
@@ -90,9 +92,9 @@ class HalfPrecisionKernelsTest {
                     for (int i = 0; i < cols; i++) scale += Math.abs((double) x[t * cols + i] * wide[o * cols + i]);
                     // The same products, summed in the same lanes; only a lane reduction's order may differ.
                     assertThat((double) yHalf[t * rows + o]).as("token %d row %d", t, o)
-                            .isCloseTo(yF32[t * rows + o], org.assertj.core.data.Offset.offset(1e-6 * scale));
+                            .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));
                     assertThat((double) half.dotRow(o, x, t * cols))
-                            .isCloseTo(yF32[t * rows + o], org.assertj.core.data.Offset.offset(1e-6 * scale));
+                            .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));
                 }
             }
         }

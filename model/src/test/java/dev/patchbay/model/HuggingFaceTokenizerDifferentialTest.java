@@ -26,6 +26,7 @@ import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Real tokenizers (Llama 3.1, Qwen3, Qwen2.5, DeepSeek V3, Gemma 3, a SentencePiece-style BPE) loaded the way a
@@ -50,7 +51,7 @@ class HuggingFaceTokenizerDifferentialTest {
     record Loaded(String name, BpeTokenizer tokenizer, LlamaModel model) {}
 
     /** Loaded once per package: a 262k-token vocabulary takes seconds to read. */
-    private static final Map<String, Loaded> LOADED = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final Map<String, Loaded> LOADED = new ConcurrentHashMap<>();
 
     private static Loaded load(JsonNode reference) throws IOException {
         String pkg = reference.get("package").asText();

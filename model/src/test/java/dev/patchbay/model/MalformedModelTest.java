@@ -12,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Arrays;
 
 class MalformedModelTest {
     @TempDir
@@ -73,7 +74,7 @@ class MalformedModelTest {
     void truncatedTensorFile() throws IOException {
         Path file = model.resolve("model.safetensors");
         byte[] bytes = Files.readAllBytes(file);
-        Files.write(file, java.util.Arrays.copyOf(bytes, bytes.length - 100));
+        Files.write(file, Arrays.copyOf(bytes, bytes.length - 100));
         assertThatThrownBy(this::load).isInstanceOf(IOException.class)
                 .hasMessageContaining("model.safetensors").hasMessageContaining("lies outside");
         Files.write(file, new byte[] {1, 2, 3});

@@ -9,6 +9,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import com.sun.management.OperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
+import java.util.Arrays;
 
 /**
  * Decode throughput of the real executor on a SmolLM2-135M-sized random model: batch 1, batch 16 with 16 different
@@ -16,8 +19,8 @@ import java.util.SplittableRandom;
  * {@code --add-modules jdk.incubator.vector}; args: [model dir] [threads] [decode steps] [rounds].
  */
 public final class RealExecutorMain {
-    private static final com.sun.management.OperatingSystemMXBean CPU =
-            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    private static final OperatingSystemMXBean CPU =
+            (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     /** CPU time the process spent in the last {@link #decode}, which other processes on the machine do not inflate. */
     static double lastCpuSeconds;
 
@@ -44,7 +47,7 @@ public final class RealExecutorMain {
             // least disturbed by them.
             double[] best = new double[5];
             double[] cpuPerToken = new double[5];
-            java.util.Arrays.fill(cpuPerToken, Double.MAX_VALUE);
+            Arrays.fill(cpuPerToken, Double.MAX_VALUE);
             int[] batchOf = {1, 1, 16, 16, 16};
             int[] slotOf = {-1, 16, -1, 0, 16};
             for (int round = 0; round < rounds; round++) {

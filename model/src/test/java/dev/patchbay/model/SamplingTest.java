@@ -12,6 +12,7 @@ import java.util.Random;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Arrays;
 
 class SamplingTest {
     @TempDir
@@ -62,7 +63,7 @@ class SamplingTest {
         for (int i = 0; i < n; i++) sum += prob[i] = (float) Math.exp((logits[i] - max) * (1.0 / p.temperature()));
         Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) order[i] = i;
-        java.util.Arrays.sort(order, (a, b) -> prob[a] != prob[b] ? Float.compare(prob[b], prob[a]) : Integer.compare(b, a));
+        Arrays.sort(order, (a, b) -> prob[a] != prob[b] ? Float.compare(prob[b], prob[a]) : Integer.compare(b, a));
         int keep = p.topK() > 0 ? Math.min(p.topK(), n) : n;
         double kept = 0;
         for (int j = 0; j < keep; j++) kept += prob[order[j]];

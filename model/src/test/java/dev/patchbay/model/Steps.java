@@ -6,6 +6,7 @@ import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.exec.ScheduledSequence;
 import java.util.Random;
 import java.util.stream.IntStream;
+import java.util.Arrays;
 
 /** Builds scheduled sequences and compares logits. */
 final class Steps {
@@ -21,7 +22,7 @@ final class Steps {
     }
 
     static int[] slice(int[] a, int from, int to) {
-        return java.util.Arrays.copyOfRange(a, from, to);
+        return Arrays.copyOfRange(a, from, to);
     }
 
     /** max |actual - expected| is at most {@code rel} times max |expected|. */

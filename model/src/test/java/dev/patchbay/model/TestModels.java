@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /** Rewrites generated models: merged LoRA weights, widened dtypes, edited config fields. */
 final class TestModels {
@@ -46,7 +47,7 @@ final class TestModels {
         w.write(modelDir.resolve("model.safetensors"));
         for (String f : SIDE_FILES) Files.copy(from.resolve(f), modelDir.resolve(f));
         // The copy is F32 now, whatever the original said.
-        var config = (com.fasterxml.jackson.databind.node.ObjectNode) new ObjectMapper().readTree(modelDir.resolve("config.json").toFile());
+        var config = (ObjectNode) new ObjectMapper().readTree(modelDir.resolve("config.json").toFile());
         config.put("torch_dtype", "float32");
         new ObjectMapper().writeValue(modelDir.resolve("config.json").toFile(), config);
     }
@@ -54,7 +55,7 @@ final class TestModels {
     /** Sets config.json's {@code field} to {@code value} (null writes JSON null). */
     static void editConfig(Path modelDir, String field, Object value) throws IOException {
         ObjectMapper om = new ObjectMapper();
-        var config = (com.fasterxml.jackson.databind.node.ObjectNode) om.readTree(modelDir.resolve("config.json").toFile());
+        var config = (ObjectNode) om.readTree(modelDir.resolve("config.json").toFile());
         config.set(field, om.valueToTree(value));
         om.writeValue(modelDir.resolve("config.json").toFile(), config);
     }

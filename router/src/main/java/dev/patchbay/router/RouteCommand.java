@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.io.IOException;
 
 /** {@code patchbay route}: runs the standalone router until the process is stopped. */
 @Command(name = "route", mixinStandardHelpOptions = true,
@@ -114,7 +115,7 @@ public final class RouteCommand implements Callable<Integer> {
         RouterConfig routerConfig;
         try {
             routerConfig = config == null ? RouterConfig.DEFAULT : RouterConfig.read(config);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }
         try {

@@ -17,6 +17,8 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.patchbay.router.pick.OwnPicksCounter;
+import java.net.Socket;
 
 class RouteCommandTest {
     private static int run(StringWriter err, String... args) {
@@ -79,7 +81,7 @@ class RouteCommandTest {
                 "--ext-proc-port", "0");
         try (Router router = command.createRouter().start()) {
             assertThat(router.extProcPort()).isPositive().isNotEqualTo(router.port());
-            try (java.net.Socket grpc = new java.net.Socket(InetAddress.getLoopbackAddress(), router.extProcPort())) {
+            try (Socket grpc = new Socket(InetAddress.getLoopbackAddress(), router.extProcPort())) {
                 assertThat(grpc.isConnected()).isTrue();
             }
         }
@@ -192,7 +194,7 @@ class RouteCommandTest {
             try (Router router = command.createRouter()) {
                 assertThat(router.picker().name()).isEqualTo("mine");
                 assertThat(router.picker().preRequests()).hasOnlyElementsOfType(
-                        dev.patchbay.router.pick.OwnPicksCounter.class).hasSize(1);
+                        OwnPicksCounter.class).hasSize(1);
             }
             Files.writeString(profiles, Files.readString(profiles).replace("\"weight\": 2", "\"weight\": -2"));
             StringWriter err = new StringWriter();

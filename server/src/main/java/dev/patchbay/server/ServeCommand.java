@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import java.time.Duration;
 
 /** {@code patchbay serve}: the OpenAI-compatible model server, with vLLM's flags. */
 @Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
@@ -216,7 +217,7 @@ public final class ServeCommand implements Callable<Integer> {
         server.printWelcome(System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.stopGracefully(java.time.Duration.ofMillis((long) (options.shutdownGraceSeconds() * 1000)));
+            server.stopGracefully(Duration.ofMillis((long) (options.shutdownGraceSeconds() * 1000)));
             stopped.countDown();
         }, "patchbay-shutdown"));
         stopped.await();

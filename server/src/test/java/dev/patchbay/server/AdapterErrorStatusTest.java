@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Arrays;
 
 /**
  * The same adapter failure gets the same HTTP status from the OpenAI API (through the resolver directory) and from
@@ -58,7 +59,7 @@ class AdapterErrorStatusTest {
             Files.writeString(config, Files.readString(config).replace("\"use_dora\" : false", "\"use_dora\" : true"));
             Path truncated = ServerHarness.writeAdapter(resolverDir, "truncated-" + endpoint)
                     .resolve("adapter_model.safetensors");
-            Files.write(truncated, java.util.Arrays.copyOf(Files.readAllBytes(truncated), 64));
+            Files.write(truncated, Arrays.copyOf(Files.readAllBytes(truncated), 64));
         }
         Map<String, Integer> expected = Map.of("missing", 404, "dora", 400, "truncated", 400);
         try (ServerHarness h = new ServerHarness(dir, List.of(), "--enable-lora", "--allow-runtime-lora-updating",

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
+import java.net.http.HttpResponse;
 
 /** {@code /v1/completions} with {@code logprobs}, {@code echo} and {@code prompt_logprobs} on the simulated model. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -180,7 +181,7 @@ class CompletionLogprobsTest {
         }
     }
 
-    private java.net.http.HttpResponse<String> post(String extra) throws Exception {
+    private HttpResponse<String> post(String extra) throws Exception {
         return h.post("/v1/completions", "{\"model\":\"alpha\",\"prompt\":\"hi\",\"max_tokens\":2" + extra + "}");
     }
 

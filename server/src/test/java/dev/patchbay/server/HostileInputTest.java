@@ -20,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import dev.patchbay.server.http.ApiException;
 
 /**
  * Requests a careless or hostile client sends: broken bodies, wrongly typed fields, bodies that are not JSON, and
@@ -49,7 +50,7 @@ class HostileInputTest {
         JsonNode error = ServerHarness.JSON.readTree(body).get("error");
         assertThat(error).as("error object in %s", body).isNotNull();
         assertThat(error.get("code").asInt()).isEqualTo(expected);
-        assertThat(error.get("type").asText()).isEqualTo(dev.patchbay.server.http.ApiException.typeFor(expected));
+        assertThat(error.get("type").asText()).isEqualTo(ApiException.typeFor(expected));
         assertThat(error.has("param")).isTrue();
         assertThat(error.get("message").asText()).doesNotContainPattern("Exception|java\\.|helidon");
         return error;

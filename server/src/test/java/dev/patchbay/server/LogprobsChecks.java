@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.nio.charset.StandardCharsets;
 
 /** Assertions shared by the log probability tests: values well-formed, errors naming their parameter. */
 final class LogprobsChecks {
@@ -75,7 +76,7 @@ final class LogprobsChecks {
     private static String bytes(JsonNode list) {
         byte[] b = new byte[list.size()];
         for (int i = 0; i < b.length; i++) b[i] = (byte) list.get(i).asInt();
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(b, StandardCharsets.UTF_8);
     }
 
     static void assertBadParam(HttpResponse<String> r, String param) throws Exception {

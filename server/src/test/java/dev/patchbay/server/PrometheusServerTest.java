@@ -22,6 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.net.ConnectException;
+import java.net.http.HttpClient;
 
 /** A real Prometheus server scrapes Patchbay and answers PromQL about per-adapter requests. */
 class PrometheusServerTest {
@@ -95,11 +97,11 @@ class PrometheusServerTest {
 
     private static JsonNode query(int port, String promql) throws IOException, InterruptedException {
         try {
-            HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
                     "http://127.0.0.1:" + port + "/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8)))
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? ServerHarness.JSON.readTree(r.body()) : null;
-        } catch (java.net.ConnectException e) {
+        } catch (ConnectException e) {
             return null; // not listening yet
         }
     }

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
+import dev.patchbay.engine.sim.SimTokenizer;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ServerApiTest {
@@ -74,7 +75,7 @@ class ServerApiTest {
         assertThat(j.get("model").asText()).isEqualTo("alpha");
         assertThat(j.get("choices").get(0).get("finish_reason").asText()).isEqualTo("length");
         assertThat(j.get("choices").get(0).get("text").asText()).isNotBlank();
-        int promptTokens = new dev.patchbay.engine.sim.SimTokenizer().encode("the water").length;
+        int promptTokens = new SimTokenizer().encode("the water").length;
         assertThat(j.get("usage").get("prompt_tokens").asInt()).isEqualTo(promptTokens);
         assertThat(j.get("usage").get("completion_tokens").asInt()).isEqualTo(7);
         assertThat(j.get("usage").get("total_tokens").asInt()).isEqualTo(promptTokens + 7);

@@ -15,6 +15,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.nio.file.Files;
+import org.assertj.core.api.Assertions;
 
 class ServerGuardsTest {
     @TempDir
@@ -116,7 +118,7 @@ class ServerGuardsTest {
         try (ServerHarness h = new ServerHarness(dir, List.of("gone", "keep"), "--enable-lora", "--max-loras", "1",
                 "--max-cpu-loras", "1")) {
             // Host memory holds one adapter: "gone" was evicted by "keep" at start-up and must come from storage.
-            java.nio.file.Files.delete(dir.resolve("gone").resolve("adapter_model.safetensors"));
+            Files.delete(dir.resolve("gone").resolve("adapter_model.safetensors"));
             HttpResponse<String> r = h.post("/v1/completions", "{\"model\":\"gone\",\"prompt\":\"hi\",\"max_tokens\":2}");
             assertThat(r.statusCode()).isEqualTo(500);
             assertThat(ServerHarness.json(r).get("error").get("message").asText())
@@ -129,11 +131,11 @@ class ServerGuardsTest {
 
     @Test
     void badFlagsGiveOneClearLine() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServeCommand.parse("--sim-text", "poetry"))
+        Assertions.assertThatThrownBy(() -> ServeCommand.parse("--sim-text", "poetry"))
                 .hasMessage("--sim-text must be random or echo, got poetry");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServeCommand.parse("--lora-modules", "{\"name\":\"x\"}", "--enable-lora"))
+        Assertions.assertThatThrownBy(() -> ServeCommand.parse("--lora-modules", "{\"name\":\"x\"}", "--enable-lora"))
                 .hasMessageContaining("Invalid fields for --lora-modules");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PatchbayServer.start(ServeCommand.parse("--max-loras", "4",
+        Assertions.assertThatThrownBy(() -> PatchbayServer.start(ServeCommand.parse("--max-loras", "4",
                         "--max-cpu-loras", "2", "--demo-adapters", "0", "--port", "0")))
                 .hasMessage("max_cpu_loras (2) must be >= max_loras (4)");
     }

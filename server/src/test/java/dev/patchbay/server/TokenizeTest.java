@@ -15,6 +15,10 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.util.Arrays;
 
 /** vLLM's {@code POST /tokenize} and {@code POST /detokenize}, on the simulated model and on a generated real one. */
 class TokenizeTest {
@@ -265,13 +269,13 @@ class TokenizeTest {
     /** Posts JSON to a server started here without {@link ServerHarness}. */
     private record ServerHarnessClient(int port) {
         HttpResponse<String> post(String path, String body) throws Exception {
-            return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-                    java.net.URI.create("http://127.0.0.1:" + port + path)).header("Content-Type", "application/json")
-                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            return HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + path)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         }
     }
 
     private static List<Integer> toList(int[] ids) {
-        return java.util.Arrays.stream(ids).boxed().toList();
+        return Arrays.stream(ids).boxed().toList();
     }
 }

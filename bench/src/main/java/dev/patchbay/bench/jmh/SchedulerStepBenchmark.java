@@ -29,6 +29,8 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
+import dev.patchbay.engine.RequestListener;
+import dev.patchbay.engine.RequestOutput;
 
 /**
  * One engine step (commands, scheduling, batch building, output delivery, snapshot) with 256 running
@@ -77,9 +79,9 @@ public class SchedulerStepBenchmark {
 
     private void submit(int i) throws RequestRejectedException {
         core.submit(new EngineRequest(prompt, "a" + (i % adapters), SamplingParams.fixedLength(1000), clock.nanos(),
-                new dev.patchbay.engine.RequestListener() {
+                new RequestListener() {
                     @Override
-                    public void onOutput(dev.patchbay.engine.RequestOutput out) {
+                    public void onOutput(RequestOutput out) {
                         if (out.finished()) {
                             try {
                                 submit(i);

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.Arrays;
 
 /**
  * One slot-wait round in a saturated burst: {@code held} requests for a zipf-popular catalog of 1,000 adapters wait
@@ -113,7 +114,7 @@ public class SlotWaitRoundBenchmark {
     }
 
     private static int sample(double[] cumulative, Random random) {
-        int k = java.util.Arrays.binarySearch(cumulative, random.nextDouble());
+        int k = Arrays.binarySearch(cumulative, random.nextDouble());
         return Math.min(k >= 0 ? k : -k - 1, cumulative.length - 1);
     }
 

@@ -13,6 +13,7 @@ import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
+import java.awt.Color;
 
 /** PNG charts of one workload's sweep: a metric against request rate, one line per policy. */
 public final class Charts {
@@ -39,7 +40,7 @@ public final class Charts {
         XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle(xTitle).yAxisTitle(yTitle)
                 .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
-        chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
+        chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setYAxisLogarithmic(true);
         for (var e : lines.entrySet()) {
             List<Double> xs = new ArrayList<>(), ys = new ArrayList<>();
@@ -61,7 +62,7 @@ public final class Charts {
         XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle("request rate (req/s)")
                 .yAxisTitle(yTitle).build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
-        chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
+        chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setYAxisLogarithmic(logY);
         Map<String, List<RunResult>> byPolicy = new LinkedHashMap<>();
         for (RunResult r : results) byPolicy.computeIfAbsent(r.policy(), k -> new ArrayList<>()).add(r);

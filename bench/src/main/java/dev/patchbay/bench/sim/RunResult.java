@@ -1,5 +1,7 @@
 package dev.patchbay.bench.sim;
 
+import java.util.List;
+
 /**
  * One policy at one request rate on one workload. Times in seconds.
  *
@@ -23,9 +25,9 @@ public record RunResult(String workload, String policy, double rate, int request
                         int unfinished, double ttftP50, double ttftP90, double ttftP99, double e2eP99,
                         long outputTokens, double outputTokensPerSecond, long loadsFromStorage, long loadsIntoSlots,
                         long slotEvictions, long hostEvictions, double slotHitShare, double virtualSeconds,
-                        double wallSeconds, java.util.List<Integer> requestsPerReplica) {
+                        double wallSeconds, List<Integer> requestsPerReplica) {
     public RunResult {
-        requestsPerReplica = java.util.List.copyOf(requestsPerReplica);
+        requestsPerReplica = List.copyOf(requestsPerReplica);
     }
 
     /** The same result without the wall time, for comparing two runs. */

@@ -22,6 +22,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import java.io.IOException;
 
 /**
  * {@code patchbay sweep}: the router's acceptance sweep ({@link AcceptanceSweep}) in one command. Prints progress on
@@ -117,7 +118,7 @@ public final class SweepCommand implements Callable<Integer> {
         return kept;
     }
 
-    private List<Path> charts(AcceptanceSweep sweep, List<AcceptanceSweep.Point> points) throws java.io.IOException {
+    private List<Path> charts(AcceptanceSweep sweep, List<AcceptanceSweep.Point> points) throws IOException {
         List<Path> files = new ArrayList<>();
         for (AcceptanceSweep.Target t : sweep.targets()) {
             for (Arrivals a : sweep.arrivals()) {

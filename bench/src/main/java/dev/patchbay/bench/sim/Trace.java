@@ -1,6 +1,7 @@
 package dev.patchbay.bench.sim;
 
 import java.util.SplittableRandom;
+import java.util.Arrays;
 
 /**
  * A request stream, fixed before any policy runs so every policy sees the same one: arrival time,
@@ -32,10 +33,10 @@ public record Trace(long[] arrivalNanos, int[] adapter, int[] promptTokens, int[
             if (nanos >= durationNanos) break;
             if (n == at.length) {
                 int grown = at.length * 2;
-                at = java.util.Arrays.copyOf(at, grown);
-                ad = java.util.Arrays.copyOf(ad, grown);
-                in = java.util.Arrays.copyOf(in, grown);
-                out = java.util.Arrays.copyOf(out, grown);
+                at = Arrays.copyOf(at, grown);
+                ad = Arrays.copyOf(ad, grown);
+                in = Arrays.copyOf(in, grown);
+                out = Arrays.copyOf(out, grown);
             }
             at[n] = nanos;
             ad[n] = w.adapterIndex(pick.nextDouble());
@@ -44,8 +45,8 @@ public record Trace(long[] arrivalNanos, int[] adapter, int[] promptTokens, int[
             out[n] = Math.clamp(lengths.output(len), 1, maxModelLen - prompt - 1);
             n++;
         }
-        return new Trace(java.util.Arrays.copyOf(at, n), java.util.Arrays.copyOf(ad, n),
-                java.util.Arrays.copyOf(in, n), java.util.Arrays.copyOf(out, n));
+        return new Trace(Arrays.copyOf(at, n), Arrays.copyOf(ad, n),
+                Arrays.copyOf(in, n), Arrays.copyOf(out, n));
     }
 
     /** Log-normal prompt and output lengths with the given means and log-space sigma. */

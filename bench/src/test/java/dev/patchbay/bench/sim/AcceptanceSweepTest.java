@@ -7,6 +7,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
 
 /** Judging the acceptance sweep: medians over seeds, the best peer, the targets, the worst point; and a tiny real run. */
 class AcceptanceSweepTest {
@@ -66,7 +72,7 @@ class AcceptanceSweepTest {
     @Test
     void aTinySweepRunsEveryPolicyOnEverySeed() throws Exception {
         AcceptanceSweep s = sweep(List.of(0.6, 1.0), 2);
-        List<AcceptanceSweep.Row> rows = s.run(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+        List<AcceptanceSweep.Row> rows = s.run(new PrintStream(OutputStream.nullOutputStream()));
         assertThat(rows).hasSize(2 * 2 * POLICIES.size());
         assertThat(rows).allSatisfy(r -> assertThat(r.result().completed()).isEqualTo(r.result().requests()));
         assertThat(s.judge(rows)).hasSize(2);
@@ -75,10 +81,10 @@ class AcceptanceSweepTest {
     @Test
     void aSweepReusesTheRunsOfAnEarlierOneAndRerunsTheRest() throws Exception {
         AcceptanceSweep s = sweep(List.of(0.6), 1);
-        java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+        PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
         List<AcceptanceSweep.Row> first = s.run(quiet);
-        java.nio.file.Path json = java.nio.file.Files.createTempFile("fleet-sweep", ".json");
-        new com.fasterxml.jackson.databind.ObjectMapper().writeValue(json.toFile(), java.util.Map.of("rows", first));
+        Path json = Files.createTempFile("fleet-sweep", ".json");
+        new ObjectMapper().writeValue(json.toFile(), Map.of("rows", first));
         List<AcceptanceSweep.Row> earlier = SweepCommand.earlierRows(json, List.of(Profiles.PATCHBAY));
         assertThat(earlier).hasSize(first.size() - 1).noneMatch(r -> r.result().policy().equals(Profiles.PATCHBAY));
 
@@ -91,6 +97,6 @@ class AcceptanceSweepTest {
             assertThat(b).usingRecursiveComparison().ignoringFields("wallSeconds").isEqualTo(a);
             if (!a.policy().equals(Profiles.PATCHBAY)) assertThat(b.wallSeconds()).isEqualTo(a.wallSeconds());
         }
-        java.nio.file.Files.delete(json);
+        Files.delete(json);
     }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Arrays;
 
 class ReportTest {
     private static RunResult result(String policy, double rate, double ttftP99, long loads) {
@@ -49,7 +50,7 @@ class ReportTest {
         Charts.ttftP99(ttft, "zipf", results);
         Charts.loadsFromStorage(loads, "zipf", results);
         for (Path png : List.of(ttft, loads)) {
-            byte[] head = java.util.Arrays.copyOf(Files.readAllBytes(png), 4);
+            byte[] head = Arrays.copyOf(Files.readAllBytes(png), 4);
             assertThat(head).containsExactly(0x89, 'P', 'N', 'G');
         }
     }

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import dev.patchbay.router.prom.MalformedPageException;
 
 /**
  * The simulator's shortcut ({@link SnapshotScrape}) gives the router exactly what rendering the /metrics page with the
@@ -65,7 +66,7 @@ class ScrapePathTest {
             EndpointMetrics parsed;
             try {
                 parsed = reader.read(page);
-            } catch (dev.patchbay.router.prom.MalformedPageException e) {
+            } catch (MalformedPageException e) {
                 throw new AssertionError("the rendered page does not parse", e);
             }
             EndpointMetrics shortcut = SnapshotScrape.read(s, SnapshotScrape.View.RESIDENCY);

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 
 class SimulateCommandTest {
 
@@ -19,7 +21,7 @@ class SimulateCommandTest {
         int code;
         try {
             System.setOut(new PrintStream(captured, true));
-            code = new CommandLine(new SimulateCommand()).setErr(new java.io.PrintWriter(new ByteArrayOutputStream()))
+            code = new CommandLine(new SimulateCommand()).setErr(new PrintWriter(new ByteArrayOutputStream()))
                     .execute("--workload", "gie-multilora", "--replicas", "2", "--policies", "round-robin,patchbay",
                             "--rates", "5", "--duration", "5s", "--out", dir.toString());
         } finally {
@@ -34,11 +36,11 @@ class SimulateCommandTest {
 
     @Test
     void anUnknownWorkloadOrPolicyIsAUsageError() {
-        CommandLine cli = new CommandLine(new SimulateCommand()).setErr(new java.io.PrintWriter(new ByteArrayOutputStream()));
+        CommandLine cli = new CommandLine(new SimulateCommand()).setErr(new PrintWriter(new ByteArrayOutputStream()));
         assertThat(cli.execute("--workload", "nope")).isEqualTo(2);
         assertThat(cli.execute("--policies", "fastest")).isEqualTo(2);
-        java.io.StringWriter bare = new java.io.StringWriter();
-        CommandLine strict = new CommandLine(new SimulateCommand()).setErr(new java.io.PrintWriter(bare));
+        StringWriter bare = new StringWriter();
+        CommandLine strict = new CommandLine(new SimulateCommand()).setErr(new PrintWriter(bare));
         assertThat(strict.execute("--scrape-interval", "50")).as("a bare number means no unit").isEqualTo(2);
         assertThat(strict.execute("--duration", "600")).isEqualTo(2);
         assertThat(bare.toString()).contains("'50' has no unit", "'600' has no unit");

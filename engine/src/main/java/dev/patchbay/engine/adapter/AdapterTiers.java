@@ -13,6 +13,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.function.BiConsumer;
 
 /**
  * The two LRU tiers an adapter can live in: batch slots ({@code max_loras}) and host memory
@@ -101,8 +104,8 @@ final class AdapterTiers {
             future = CompletableFuture.supplyAsync(() -> {
                 try {
                     return executor.loadAdapter(a.spec());
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
                 }
             }, loaderPool);
             future.whenComplete((r, e) -> wakeEngine.run());
@@ -130,7 +133,7 @@ final class AdapterTiers {
      * Admits finished loads into host memory. {@code onFailure} receives adapters whose load failed, with the cause.
      * Returns whether anything was admitted.
      */
-    boolean pollLoads(List<AdapterLoad> events, java.util.function.BiConsumer<RegisteredAdapter, Throwable> onFailure) {
+    boolean pollLoads(List<AdapterLoad> events, BiConsumer<RegisteredAdapter, Throwable> onFailure) {
         boolean admitted = false;
         long now = clock.nanos();
         for (Iterator<RegisteredAdapter> it = loading.iterator(); it.hasNext(); ) {
@@ -146,7 +149,7 @@ final class AdapterTiers {
                 stats.loadFailed();
                 changed = true;
                 Throwable cause = e.getCause() != null ? e.getCause() : e;
-                if (cause instanceof java.io.UncheckedIOException u) cause = u.getCause();
+                if (cause instanceof UncheckedIOException u) cause = u.getCause();
                 a.firstResident.completeExceptionally(cause);
                 onFailure.accept(a, cause);
                 continue;

@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Arrays;
 
 /**
  * The header of a safetensors file: an 8-byte little-endian length, then JSON naming each tensor's
@@ -95,7 +96,7 @@ public record Safetensors(Path file, long dataStart, Map<String, TensorInfo> ten
             }
             if (info.numElements() * width != end - begin) {
                 throw new IOException(file + ": tensor '" + name + "' has " + (end - begin) + " bytes but its shape "
-                        + java.util.Arrays.toString(shape) + " of " + dtype + " needs " + info.numElements() * width);
+                        + Arrays.toString(shape) + " of " + dtype + " needs " + info.numElements() * width);
             }
             tensors.put(name, info);
         }

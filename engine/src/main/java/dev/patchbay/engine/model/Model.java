@@ -2,6 +2,7 @@ package dev.patchbay.engine.model;
 
 import dev.patchbay.engine.exec.Executor;
 import java.util.List;
+import java.nio.charset.StandardCharsets;
 
 /** A base model as the engine serves it: its shapes, its tokenizer and chat format, and how to run it. */
 public interface Model extends AutoCloseable {
@@ -20,7 +21,7 @@ public interface Model extends AutoCloseable {
      * {@code /tokenize}'s {@code token_strs}; by default the text its bytes decode to.
      */
     default String tokenString(int tokenId) {
-        return new String(tokenizer().tokenBytes(tokenId), java.nio.charset.StandardCharsets.UTF_8);
+        return new String(tokenizer().tokenBytes(tokenId), StandardCharsets.UTF_8);
     }
 
     /**

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import com.fasterxml.jackson.core.JsonProcessingException;
 
 /**
  * The shapes of a Llama-family transformer, read from a Hugging Face {@code config.json}. The engine
@@ -50,7 +51,7 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     /** A JSON parser's complaint without the source excerpt it appends on further lines. */
     public static String jsonProblem(IOException e) {
-        return e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? j.getOriginalMessage()
+        return e instanceof JsonProcessingException j ? j.getOriginalMessage()
                 + (j.getLocation() == null ? "" : " (line " + j.getLocation().getLineNr() + ", column "
                 + j.getLocation().getColumnNr() + ")") : String.valueOf(e.getMessage());
     }

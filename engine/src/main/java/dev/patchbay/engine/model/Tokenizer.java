@@ -1,5 +1,8 @@
 package dev.patchbay.engine.model;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
 /** Text to token ids and back. Implementations are immutable and thread-safe. */
 public interface Tokenizer {
     /** Encodes a completion prompt: special tokens the model wants around a prompt (a BOS) are added. */
@@ -22,8 +25,8 @@ public interface Tokenizer {
     int eosTokenId();
 
     default String decode(int[] ids) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (int id : ids) out.writeBytes(tokenBytes(id));
-        return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+        return out.toString(StandardCharsets.UTF_8);
     }
 }

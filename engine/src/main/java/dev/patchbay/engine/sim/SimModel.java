@@ -6,6 +6,7 @@ import dev.patchbay.engine.model.Model;
 import dev.patchbay.engine.model.ModelConfig;
 import dev.patchbay.engine.model.Tokenizer;
 import java.util.List;
+import java.util.Arrays;
 
 /**
  * The simulated model ({@code --model sim:<name>}): a Llama-shaped config for adapter validation, a word
@@ -72,7 +73,7 @@ public final class SimModel implements Model {
         int from = 0;
         for (int i = 0; i <= tokenIds.length; i++) {
             if (i == tokenIds.length || tokenIds[i] == SimTokenizer.EOS) {
-                out.append(tokenizer.decode(java.util.Arrays.copyOfRange(tokenIds, from, i)));
+                out.append(tokenizer.decode(Arrays.copyOfRange(tokenIds, from, i)));
                 if (i < tokenIds.length) out.append(EOS_TEXT);
                 from = i + 1;
             }

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.Arrays;
 
 /**
  * The simulated model's tokenizer: common English words (with their leading space) are one token each,
@@ -62,11 +63,11 @@ public final class SimTokenizer implements Tokenizer {
                 for (byte x : b) out[n++] = x & 0xFF;
             }
         }
-        return java.util.Arrays.copyOf(out, n);
+        return Arrays.copyOf(out, n);
     }
 
     private static int[] ensure(int[] a, int size) {
-        return size <= a.length ? a : java.util.Arrays.copyOf(a, Math.max(size, a.length * 2));
+        return size <= a.length ? a : Arrays.copyOf(a, Math.max(size, a.length * 2));
     }
 
     @Override

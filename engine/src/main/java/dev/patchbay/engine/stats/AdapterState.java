@@ -1,5 +1,7 @@
 package dev.patchbay.engine.stats;
 
+import java.util.Locale;
+
 /**
  * One adapter as a snapshot sees it: listed while it is resident in a tier or has requests in flight.
  *
@@ -18,7 +20,7 @@ public record AdapterState(String name, int id, int running, int waiting, Level 
         GPU, CPU, NONE;
 
         public String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.io.File;
 
 /**
  * {@code patchbay gateway}: the gateway path on one machine, without Kubernetes. Envoy takes the requests and, for
@@ -138,7 +139,7 @@ public final class GatewayCommand implements Callable<Integer> {
         if (fromEnvironment != null && !fromEnvironment.isBlank() && Files.isExecutable(Path.of(fromEnvironment))) {
             return Path.of(fromEnvironment);
         }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
             Path candidate = Path.of(dir.isEmpty() ? "." : dir, "envoy");
             if (Files.isExecutable(candidate)) {
                 return candidate;

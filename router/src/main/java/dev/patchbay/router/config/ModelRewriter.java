@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.random.RandomGenerator;
+import java.util.Random;
 
 /** Applies the configured rewrites with a weighted random draw. Thread-safe if the random is. */
 public final class ModelRewriter {
@@ -12,7 +13,7 @@ public final class ModelRewriter {
     private final RandomGenerator random;
 
     /** No rewrites: every model is served as requested. */
-    public static final ModelRewriter NONE = new ModelRewriter(List.of(), new java.util.Random(0));
+    public static final ModelRewriter NONE = new ModelRewriter(List.of(), new Random(0));
 
     public ModelRewriter(List<ModelRewrite> rewrites, RandomGenerator random) {
         for (ModelRewrite rewrite : rewrites) {

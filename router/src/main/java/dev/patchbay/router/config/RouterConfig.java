@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.random.RandomGenerator;
+import com.fasterxml.jackson.core.JsonToken;
 
 /**
  * The router's configuration file (JSON). Every field is optional:
@@ -180,7 +181,7 @@ public record RouterConfig(String profile,
 
         @Override
         public Duration deserialize(JsonParser parser, DeserializationContext context) throws IOException {
-            String text = parser.currentToken() == com.fasterxml.jackson.core.JsonToken.VALUE_STRING
+            String text = parser.currentToken() == JsonToken.VALUE_STRING
                     ? parser.getText() : null;
             if (text == null) {
                 throw JsonMappingException.from(parser, parser.currentName()

@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import java.util.Collections;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The endpoints and what was last read from each. Every interval it re-reads the endpoint
@@ -407,7 +409,7 @@ public final class EndpointPool implements AutoCloseable {
             if (slot.scraping.compareAndSet(false, true)) {
                 try {
                     scrapes.execute(() -> scrape(slot));
-                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                } catch (RejectedExecutionException closed) {
                     slot.scraping.set(false);
                     return;
                 }
@@ -415,7 +417,7 @@ public final class EndpointPool implements AutoCloseable {
             if (lists != null && slot.listDue(now, listIntervalNanos) && slot.listing.compareAndSet(false, true)) {
                 try {
                     scrapes.execute(() -> list(slot, lists));
-                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                } catch (RejectedExecutionException closed) {
                     slot.listing.set(false);
                     return;
                 }
@@ -527,7 +529,7 @@ public final class EndpointPool implements AutoCloseable {
                 all.put(endpoint, slot.served.get());
             }
         }
-        servedSnapshot = java.util.Collections.unmodifiableMap(all);
+        servedSnapshot = Collections.unmodifiableMap(all);
     }
 
     /** What {@code endpoint} lists on {@code /v1/models}, as last fetched; {@link ServedModels#UNKNOWN} if not in the pool. */

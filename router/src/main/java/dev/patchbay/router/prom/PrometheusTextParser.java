@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.Locale;
 
 /**
  * Parser for the Prometheus text exposition format 0.0.4.
@@ -231,7 +232,7 @@ public final class PrometheusTextParser {
         }
 
         private double value(String token) throws MalformedPageException {
-            switch (token.toLowerCase(java.util.Locale.ROOT)) {
+            switch (token.toLowerCase(Locale.ROOT)) {
                 case "nan" -> {
                     return Double.NaN;
                 }

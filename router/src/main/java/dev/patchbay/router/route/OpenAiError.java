@@ -2,6 +2,7 @@ package dev.patchbay.router.route;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.core.JsonProcessingException;
 
 /** An error answered by the router itself, in OpenAI's shape {"error":{message,type,param,code}}. */
 public record OpenAiError(int status, String message, String type, String param, String code) {
@@ -57,7 +58,7 @@ public record OpenAiError(int status, String message, String type, String param,
         error.put("code", code);
         try {
             return JSON.writeValueAsBytes(root);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -12,6 +12,7 @@ import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.time.Duration;
 
 class RouterConfigTest {
     @Test
@@ -33,7 +34,7 @@ class RouterConfigTest {
         assertThat(config.rewrites()).hasSize(1);
         assertThat(config.objectives()).containsEntry("batch", -1);
         FlowControl flow = config.effectiveFlowControl();
-        assertThat(flow.slotWait()).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(flow.slotWait()).isEqualTo(Duration.ofMillis(500));
         assertThat(flow.saturation().queueDepthThreshold()).isEqualTo(10);
         assertThat(flow.saturation().kvCacheUtilThreshold()).as("the default").isEqualTo(0.8);
     }
@@ -51,7 +52,7 @@ class RouterConfigTest {
     @Test
     void theServedModelsIntervalIsADurationWithAUnit() throws Exception {
         assertThat(RouterConfig.parse("{\"servedModelsInterval\": \"250ms\"}").servedModelsInterval())
-                .isEqualTo(java.time.Duration.ofMillis(250));
+                .isEqualTo(Duration.ofMillis(250));
         assertThat(RouterConfig.parse("{\"servedModelsInterval\": \"0s\"}").servedModelsInterval()).isZero();
         assertThat(RouterConfig.parse("{}").servedModelsInterval()).isNull();
         assertThatThrownBy(() -> RouterConfig.parse("{\"servedModelsInterval\": \"5\"}"))

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Where the answer goes: the first-ranked endpoint in the header and the {@code envoy.lb} metadata (the same value),
@@ -149,7 +150,7 @@ class ExtProcDestinationTest {
                 .toStringUtf8()).isEqualTo("application/json");
         assertThat(unknown.awaitEnd()).as("the stream ends after an immediate response").isEmpty();
 
-        byte[] notJson = "{not json".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] notJson = "{not json".getBytes(StandardCharsets.UTF_8);
         assertThat(Answered.status(decide(route.stream(), BUFFERED, BUFFERED.post(notJson), notJson))).isEqualTo(400);
 
         a.kill();

@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.util.concurrent.Future;
+import java.util.function.Supplier;
 
 class SlotWaitQueueTest {
     private static final long SECOND = 1_000_000_000L;
@@ -44,11 +46,11 @@ class SlotWaitQueueTest {
     /** A request whose picks come from {@code picks} and whose release is logged. */
     private static class Recorder implements SlotWaitQueue.Waiter {
         final String name;
-        final java.util.function.Supplier<PickResult> picks;
+        final Supplier<PickResult> picks;
         final List<String> log;
         PickResult releasedWith;
 
-        Recorder(String name, java.util.function.Supplier<PickResult> picks, List<String> log) {
+        Recorder(String name, Supplier<PickResult> picks, List<String> log) {
             this.name = name;
             this.picks = picks;
             this.log = log;
@@ -220,7 +222,7 @@ class SlotWaitQueueTest {
         CountDownLatch start = new CountDownLatch(1);
         AtomicInteger held = new AtomicInteger();
         try (ExecutorService pool = Executors.newFixedThreadPool(threads + 1)) {
-            List<java.util.concurrent.Future<?>> holders = new ArrayList<>();
+            List<Future<?>> holders = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
                 holders.add(pool.submit(() -> {

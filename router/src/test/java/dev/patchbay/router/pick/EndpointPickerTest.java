@@ -24,6 +24,7 @@ import static dev.patchbay.router.pick.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
+import java.util.Set;
 
 class EndpointPickerTest {
     private static final PickRequest SQL = PickRequest.adapter("sql");
@@ -127,9 +128,9 @@ class EndpointPickerTest {
     @Test
     void gieLoraProfileReadsOnlyTheLegacyGauge() {
         EndpointPicker picker = Profiles.create(Profiles.GIE_LORA, new Random(3));
-        EndpointState residentOnly = state(1, EndpointMetrics.builder().maxLora(1).activeAdapters(java.util.Set.of("a"))
+        EndpointState residentOnly = state(1, EndpointMetrics.builder().maxLora(1).activeAdapters(Set.of("a"))
                 .slots(2, 1).resident("sql", AdapterResidency.IN_SLOT).build());
-        EndpointState active = state(2, EndpointMetrics.builder().maxLora(1).activeAdapters(java.util.Set.of("sql")).build());
+        EndpointState active = state(2, EndpointMetrics.builder().maxLora(1).activeAdapters(Set.of("sql")).build());
         assertThat(picker.pick(SQL, List.of(residentOnly, active)).best().endpoint().port()).isEqualTo(2);
     }
 

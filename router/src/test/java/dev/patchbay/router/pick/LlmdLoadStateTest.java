@@ -12,6 +12,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import java.util.HashSet;
+import java.util.Random;
 
 /** llm-d's lora-load-state scorer and lora-residency filter, against the numbers of llm-d-router PR #2792. */
 class LlmdLoadStateTest {
@@ -21,7 +23,7 @@ class LlmdLoadStateTest {
     /** Four slots; {@code inSlot} adapters in slots with requests in flight unless listed {@code idle}. */
     private static EndpointMetrics server(int slotsUsed, List<String> inSlot, Set<String> idle, String inHost) {
         EndpointMetrics.Builder b = EndpointMetrics.builder().maxLora(4).slots(4, slotsUsed);
-        Set<String> active = new java.util.HashSet<>();
+        Set<String> active = new HashSet<>();
         for (String a : inSlot) {
             b.resident(a, AdapterResidency.IN_SLOT);
             if (!idle.contains(a)) {
@@ -143,7 +145,7 @@ class LlmdLoadStateTest {
 
     @Test
     void theProfileRunsTheFilterBeforeTheScorer() {
-        EndpointPicker picker = Profiles.create(Profiles.LLMD_LOAD_STATE, new java.util.Random(1));
+        EndpointPicker picker = Profiles.create(Profiles.LLMD_LOAD_STATE, new Random(1));
         EndpointMetrics home = EndpointMetrics.builder().maxLora(4).slots(4, 1).resident("sql", AdapterResidency.IN_SLOT)
                 .waitingRequests(5).build();
         EndpointMetrics idle = EndpointMetrics.builder().maxLora(4).slots(4, 0).build();

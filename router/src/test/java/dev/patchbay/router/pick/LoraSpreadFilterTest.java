@@ -18,6 +18,7 @@ import static dev.patchbay.router.pick.Fixtures.ports;
 import static dev.patchbay.router.pick.Fixtures.send;
 import static dev.patchbay.router.pick.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.Set;
 
 class LoraSpreadFilterTest {
     private static final AdapterResidency SLOT = new AdapterResidency(true, false, 8);
@@ -220,9 +221,9 @@ class LoraSpreadFilterTest {
                 busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)));
         send(filter, PickRequest.adapter("hot"), keepingUp);
         List<EndpointState> legacyOnly = List.of(
-                state(1, EndpointMetrics.builder().waitingRequests(40).activeAdapters(java.util.Set.of("hot"))
+                state(1, EndpointMetrics.builder().waitingRequests(40).activeAdapters(Set.of("hot"))
                         .maxLora(1).build()),
-                state(2, EndpointMetrics.builder().activeAdapters(java.util.Set.of("c")).maxLora(1).build()));
+                state(2, EndpointMetrics.builder().activeAdapters(Set.of("c")).maxLora(1).build()));
         send(filter, PickRequest.adapter("hot"), legacyOnly);
         assertThat(filter.drains()).isEmpty();
     }

@@ -12,6 +12,7 @@ import static dev.patchbay.router.pick.Fixtures.queue;
 import static dev.patchbay.router.pick.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.util.Random;
 
 class ScorersTest {
     private static final PickRequest SQL = PickRequest.adapter("sql");
@@ -139,7 +140,7 @@ class ScorersTest {
 
     @Test
     void patchbayPrefersTheHolderWithLessPrefillButNeverLeavesTheSlotForIt() {
-        EndpointPicker patchbay = Profiles.create(Profiles.PATCHBAY, new java.util.Random(1));
+        EndpointPicker patchbay = Profiles.create(Profiles.PATCHBAY, new Random(1));
         EndpointMetrics holds = EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 1)
                 .resident("sql", new AdapterResidency(true, false, 8)).adapterRunning("sql", 3).build();
         EndpointMetrics freeSlot = EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 0).build();

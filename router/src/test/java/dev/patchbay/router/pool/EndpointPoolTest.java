@@ -24,6 +24,13 @@ import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.io.IOException;
+import java.nio.file.StandardCopyOption;
+import java.util.HashSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 class EndpointPoolTest {
     /** {@code send}, counted in its endpoint's metrics until shown, as the own-picks-counter counts a pick. */
@@ -124,7 +131,7 @@ class EndpointPoolTest {
                 Duration.ofHours(1), e -> { })) {
             pool.tick();
             awaitTrue("ready", () -> pool.readyStates().size() == 1);
-            java.util.function.Supplier<EndpointMetrics> seen = () -> pool.readyStates().getFirst().metrics();
+            Supplier<EndpointMetrics> seen = () -> pool.readyStates().getFirst().metrics();
 
             Send first = counted(pool.sent(endpoint, "sql", 10));
             assertThat(seen.get().waitingRequests()).isEqualTo(3);
@@ -171,7 +178,7 @@ class EndpointPoolTest {
                 Duration.ofSeconds(1), Duration.ofHours(1), e -> { }, now::get)) {
             exact.countRequestsUntilShown();
             exact.afterEachRound(rounds::incrementAndGet);
-            java.util.function.Function<EndpointPool, Integer> sqlWaiting =
+            Function<EndpointPool, Integer> sqlWaiting =
                     pool -> pool.readyStates().getFirst().metrics().adapterWaiting().getOrDefault("sql", 0);
             exact.scrapeNow();
             optimistic.scrapeNow();
@@ -266,7 +273,7 @@ class EndpointPoolTest {
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
             int threads = 8;
             int perThread = 2_000;
-            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            CountDownLatch start = new CountDownLatch(1);
             AtomicInteger finished = new AtomicInteger();
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
@@ -371,7 +378,7 @@ class EndpointPoolTest {
         CountDownLatch allInFlight = new CountDownLatch(count);
         EndpointPool.Fetcher together = endpoint -> {
             allInFlight.countDown();
-            if (!allInFlight.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+            if (!allInFlight.await(60, TimeUnit.SECONDS)) {
                 throw new IOException("the other scrapes never started");
             }
             return PAGE;
@@ -572,15 +579,15 @@ class EndpointPoolTest {
         assertThatThrownBy(() -> Endpoint.parse("h:x")).isInstanceOf(IllegalArgumentException.class);
     }
 
-    private static void replace(Path file, String content) throws java.io.IOException {
+    private static void replace(Path file, String content) throws IOException {
         Path next = Files.createTempFile(file.getParent(), "endpoints", ".next");
         Files.writeString(next, content);
-        Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(next, file, StandardCopyOption.REPLACE_EXISTING,
+                StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static ServedModels listing(String base, String... adapters) {
-        Set<String> all = new java.util.HashSet<>(Set.of(adapters));
+        Set<String> all = new HashSet<>(Set.of(adapters));
         all.add(base);
         return new ServedModels(all, Set.of(base));
     }

@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.net.ServerSocket;
+import java.util.concurrent.Executors;
 
 class ServedModelsTest {
     static String resource(String name) throws IOException {
@@ -89,7 +91,7 @@ class ServedModelsTest {
                 out.write(bytes);
             }
         });
-        server.setExecutor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.start();
         try (HttpClient client = HttpClient.newHttpClient()) {
             Endpoint endpoint = new Endpoint("127.0.0.1", server.getAddress().getPort());
@@ -118,7 +120,7 @@ class ServedModelsTest {
     }
 
     private static int unusedPort() throws IOException {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
     }

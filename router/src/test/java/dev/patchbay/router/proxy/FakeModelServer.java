@@ -18,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.io.UncheckedIOException;
 
 /**
  * A stand-in model server on loopback: serves the metrics page the test sets, and answers
@@ -73,7 +74,7 @@ public final class FakeModelServer implements AutoCloseable {
             } catch (BindException e) {
                 return false;
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
         HttpServer http = bound[0];

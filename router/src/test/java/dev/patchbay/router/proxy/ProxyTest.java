@@ -29,6 +29,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.http.HttpRequest;
+import java.util.regex.Pattern;
 
 class ProxyTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -119,7 +124,7 @@ class ProxyTest {
             }
         });
         HttpResponse<InputStream> response = router.client.send(router.request("/v1/completions")
-                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                        .POST(HttpRequest.BodyPublishers.ofString(
                                 "{\"model\":\"sql\",\"prompt\":\"hi\",\"stream\":true}"))
                         .build(),
                 HttpResponse.BodyHandlers.ofInputStream());
@@ -158,7 +163,7 @@ class ProxyTest {
         try {
             // 400 characters: about 100 tokens
             var response = router.client.sendAsync(router.request("/v1/completions")
-                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                    .POST(HttpRequest.BodyPublishers.ofString(
                             "{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(400) + "\",\"stream\":true}"))
                     .build(), HttpResponse.BodyHandlers.ofString());
             RouterHarness.await("prompt counted", () -> pool.promptTokensInFlight(endpoint) == 100);
@@ -211,7 +216,7 @@ class ProxyTest {
     void allServersDownAnswers503WithoutWaiting() throws Exception {
         List<String> closedPorts = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                 closedPorts.add("127.0.0.1:" + socket.getLocalPort());
             }
         }
@@ -348,11 +353,11 @@ class ProxyTest {
     }
 
     private static String withValue(String page, String family, String value) {
-        return page.replaceAll("(?m)^(" + java.util.regex.Pattern.quote(family) + "\\{[^}]*}) .*$", "$1 " + value);
+        return page.replaceAll("(?m)^(" + Pattern.quote(family) + "\\{[^}]*}) .*$", "$1 " + value);
     }
 
     private static String withoutFamily(String page, String family) {
-        return page.replaceAll("(?m)^" + java.util.regex.Pattern.quote(family) + "\\{.*\n", "");
+        return page.replaceAll("(?m)^" + Pattern.quote(family) + "\\{.*\n", "");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -381,8 +386,8 @@ class ProxyTest {
     private static String metricsPage(RouterHarness router) {
         try {
             return router.get("/metrics").body();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.List;
 
 /** How the router's HTTP face takes request bodies it cannot forward, sent as exact bytes. */
 class RequestBodyTest {
@@ -151,7 +152,7 @@ class RequestBodyTest {
         HttpResponse<String> embeddings = router.post("/v1/embeddings", "{\"model\":\"base\",\"input\":\"hi\"}");
         HttpResponse<String> nothing = router.get("/v1/nothing");
         HttpResponse<String> wrongMethod = router.get("/v1/completions");
-        for (HttpResponse<String> response : java.util.List.of(embeddings, nothing, wrongMethod)) {
+        for (HttpResponse<String> response : List.of(embeddings, nothing, wrongMethod)) {
             assertThat(response.statusCode()).as(response.uri().toString()).isEqualTo(404);
             assertThat(response.headers().firstValue("content-type")).hasValueSatisfying(
                     type -> assertThat(type).startsWith("application/json"));

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.function.BooleanSupplier;
 
 import dev.patchbay.testkit.Await;
+import java.util.Arrays;
 
 /** Starts a router in front of fake servers and sends it requests. */
 final class RouterHarness implements AutoCloseable {
@@ -40,7 +41,7 @@ final class RouterHarness implements AutoCloseable {
 
     static RouterHarness over(RouterConfig config, FakeModelServer... servers) {
         return new RouterHarness(config, Duration.ofMillis(25), Duration.ofMillis(500),
-                java.util.Arrays.stream(servers).map(FakeModelServer::address).toList());
+                Arrays.stream(servers).map(FakeModelServer::address).toList());
     }
 
     void awaitReady(int count) {

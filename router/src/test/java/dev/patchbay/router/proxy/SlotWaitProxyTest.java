@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 
 /**
  * The patchbay profile's slot wait through the real HTTP proxy: an adapter request that no server has a slot for
@@ -26,8 +28,8 @@ class SlotWaitProxyTest {
     private static RouterConfig slotWait() {
         try {
             return RouterConfig.parse("{\"profile\": \"patchbay\"}");
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -6,6 +6,13 @@ import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
 
 /** What the router assumes about an endpoint after sending it a request, until the next scrape. */
 class EndpointMetricsTest {
@@ -58,10 +65,10 @@ class EndpointMetricsTest {
     void adapterIdsAreStableAndDistinctUnderConcurrentFirstSightings() throws Exception {
         int threads = 8;
         AdapterIds table = new AdapterIds();
-        java.util.List<String> names = java.util.stream.IntStream.range(0, 500).mapToObj(i -> "ids-test-" + i).toList();
-        var pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
-        var start = new java.util.concurrent.CountDownLatch(1);
-        java.util.List<java.util.concurrent.Future<int[]>> seen = new java.util.ArrayList<>();
+        List<String> names = IntStream.range(0, 500).mapToObj(i -> "ids-test-" + i).toList();
+        var pool = Executors.newFixedThreadPool(threads);
+        var start = new CountDownLatch(1);
+        List<Future<int[]>> seen = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             seen.add(pool.submit(() -> {
                 start.await();
@@ -74,7 +81,7 @@ class EndpointMetricsTest {
             assertThat(f.get()).as("every thread sees the same id per name").containsExactly(first);
         }
         pool.shutdown();
-        assertThat(java.util.Arrays.stream(first).distinct().count()).isEqualTo(names.size());
+        assertThat(Arrays.stream(first).distinct().count()).isEqualTo(names.size());
         assertThat(table.bound()).isEqualTo(names.size());
         assertThat(table.find("ids-test-never-scraped")).as("a name only asked for gets no id").isEqualTo(-1);
         assertThat(table.bound()).isEqualTo(names.size());

@@ -9,6 +9,7 @@ import dev.patchbay.server.http.ApiException;
 import dev.patchbay.server.http.JsonFields;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Collections;
 
 /**
  * An OpenAI completions or chat-completions body, validated and tokenized: what the engine needs.
@@ -63,7 +64,7 @@ record GenerationRequest(String model, List<int[]> prompts, List<String> promptT
                 && JsonFields.bool(streamOptions.get("include_usage"), "stream_options.include_usage", false);
         boolean ignoreEos = JsonFields.bool(body.get("ignore_eos"), "ignore_eos", false);
         LogprobsOptions logprobs = LogprobsOptions.parse(body, chat, stream, maxLogprobs, model.tokenizer().vocabSize());
-        return new GenerationRequest(name, prompts, java.util.Collections.unmodifiableList(promptTexts), maxTokens,
+        return new GenerationRequest(name, prompts, Collections.unmodifiableList(promptTexts), maxTokens,
                 temperature, topP, topK == null ? -1 : topK, seed, stop, stopIds, ignoreEos, n == null ? 1 : n, stream,
                 stream && includeUsage, logprobs);
     }

@@ -12,6 +12,8 @@ import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 class ProfileFileTest {
     private static final String HEAD = """
@@ -105,7 +107,7 @@ class ProfileFileTest {
 
     @Test
     void aPluginTypeRegisteredTwiceIsAnError() {
-        java.util.Map<String, PluginType> registry = new java.util.LinkedHashMap<>();
+        Map<String, PluginType> registry = new LinkedHashMap<>();
         PluginType queue = PluginTypes.find(PluginTypes.QUEUE_SCORER);
         PluginTypes.register(registry, queue);
         assertThatThrownBy(() -> PluginTypes.register(registry, queue)).isInstanceOf(IllegalStateException.class)
