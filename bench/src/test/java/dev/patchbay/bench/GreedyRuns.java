@@ -43,12 +43,23 @@ final class GreedyRuns {
             List<ScheduledSequence> batch = new ArrayList<>();
             for (int s = 0; s < n; s++) {
                 Request r = requests.get(s);
-                int[] blocks = IntStream.range(s * BLOCKS_PER_SEQUENCE, (s + 1) * BLOCKS_PER_SEQUENCE).toArray();
+                int[] blocks = IntStream.range(s * BLOCKS_PER_SEQUENCE, (s + 1) * BLOCKS_PER_SEQUENCE)
+                        .toArray();
                 int[] in = step == 0 ? r.prompt() : new int[] {next[s]};
                 int start = step == 0 ? 0 : r.prompt().length + step - 1;
-                if (start + in.length > BLOCK_SIZE * BLOCKS_PER_SEQUENCE) throw new IllegalArgumentException("sequence too long");
-                batch.add(new ScheduledSequence(s, in, start, blocks, r.adapterSlot(), true, SamplingParams.greedy(steps),
-                        new SplittableRandom(s), r.prompt(), step));
+                if (start + in.length > BLOCK_SIZE * BLOCKS_PER_SEQUENCE)
+                    throw new IllegalArgumentException("sequence too long");
+                batch.add(new ScheduledSequence(
+                        s,
+                        in,
+                        start,
+                        blocks,
+                        r.adapterSlot(),
+                        true,
+                        SamplingParams.greedy(steps),
+                        new SplittableRandom(s),
+                        r.prompt(),
+                        step));
             }
             float[][] out = executor.forward(batch);
             next = new int[n];
@@ -68,7 +79,8 @@ final class GreedyRuns {
         int[] tokens = new int[steps];
         float[][] logits = new float[steps][];
         KvBufferCache.KvBuffer kv = new KvBufferCache(model).getEphemeralKvBuffer();
-        try (kv; AbstractTensor out = model.makeDenseTensor(vocab)) {
+        try (kv;
+                AbstractTensor out = model.makeDenseTensor(vocab)) {
             // As Jlama's own generate does: the prompt's last row is sampled; temperature 0 is its argmax.
             AbstractTensor hidden = model.batchForward(prompt, 0, kv);
             tokens[0] = model.sample(hidden.slice(hidden.shape().first() - 1), 0f, 0f, out);

@@ -31,14 +31,18 @@ final class ModelFiles {
     private ModelFiles() {}
 
     static void editConfig(Path modelDir, String field, Object value) throws IOException {
-        ObjectNode config = (ObjectNode) JSON.readTree(modelDir.resolve("config.json").toFile());
+        ObjectNode config =
+                (ObjectNode) JSON.readTree(modelDir.resolve("config.json").toFile());
         config.set(field, JSON.valueToTree(value));
         JSON.writeValue(modelDir.resolve("config.json").toFile(), config);
     }
 
     /** The dtype of the model's embedding table, which the generated models share with every weight. */
     static String dtype(Path modelDir) throws IOException {
-        return Safetensors.readHeader(modelDir.resolve(WEIGHTS)).tensors().get("model.embed_tokens.weight").dtype();
+        return Safetensors.readHeader(modelDir.resolve(WEIGHTS))
+                .tensors()
+                .get("model.embed_tokens.weight")
+                .dtype();
     }
 
     /** Copies a model directory's files. */
@@ -55,7 +59,8 @@ final class ModelFiles {
         Map<String, Tensor> out = new LinkedHashMap<>();
         try (FileChannel ch = FileChannel.open(file)) {
             for (Safetensors.TensorInfo t : st.tensors().values()) {
-                if (!t.dtype().equals("F32")) throw new IOException(file + ": " + t.name() + " is " + t.dtype() + ", not F32");
+                if (!t.dtype().equals("F32"))
+                    throw new IOException(file + ": " + t.name() + " is " + t.dtype() + ", not F32");
                 ByteBuffer b = ByteBuffer.allocate((int) t.byteSize()).order(ByteOrder.LITTLE_ENDIAN);
                 ch.read(b, st.dataStart() + t.begin());
                 float[] v = new float[(int) t.numElements()];
@@ -71,7 +76,8 @@ final class ModelFiles {
         Files.createDirectories(to);
         try (Stream<Path> files = Files.list(from)) {
             for (Path f : files.toList()) {
-                if (Files.isRegularFile(f) && !f.getFileName().toString().equals(WEIGHTS)) Files.copy(f, to.resolve(f.getFileName()));
+                if (Files.isRegularFile(f) && !f.getFileName().toString().equals(WEIGHTS))
+                    Files.copy(f, to.resolve(f.getFileName()));
             }
         }
         Map<String, Tensor> weights = readF32(from.resolve(WEIGHTS));

@@ -8,6 +8,8 @@ import dev.patchbay.router.RouteCommand;
 import dev.patchbay.router.Router;
 import dev.patchbay.server.ServeCommand;
 import dev.patchbay.server.ServerOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,8 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import picocli.CommandLine;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /** Every argument the manifests give `patchbay serve` and `patchbay route` is one the command accepts. */
 class CommandLineFlagsTest {
@@ -44,14 +44,16 @@ class CommandLineFlagsTest {
         ServerOptions options = ServeCommand.parse(args.subList(1, args.size()).toArray(String[]::new));
         assertThat(options.enableLora()).isTrue();
         assertThat(options.loraResolverDir()).isEqualTo(Path.of(mountPath(server, "adapters")));
-        assertThat(options.port()).isEqualTo(server.path("ports").get(0).path("containerPort").asInt());
+        assertThat(options.port())
+                .isEqualTo(server.path("ports").get(0).path("containerPort").asInt());
         assertThat(Manifests.env(server)).containsEntry("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "true");
     }
 
     @Test
     void everythingCaseReachesTheServerAsWritten() throws Exception {
         Manifests m = Manifests.check(Tools.helmTemplate(Cases.EVERYTHING.helmArgs()));
-        List<String> args = Manifests.strings(Manifests.container(m.one("Deployment", "patchbay-server"), "server").path("args"));
+        List<String> args = Manifests.strings(Manifests.container(m.one("Deployment", "patchbay-server"), "server")
+                .path("args"));
         ServerOptions o = ServeCommand.parse(args.subList(1, args.size()).toArray(String[]::new));
         assertThat(o.maxLoras()).isEqualTo(2);
         assertThat(o.maxCpuLoras()).isEqualTo(4);
@@ -76,7 +78,9 @@ class CommandLineFlagsTest {
         JsonNode router = Manifests.container(deployment, "router");
         Path configDir = dir.resolve("config");
         Files.createDirectories(configDir);
-        m.one("ConfigMap", "patchbay-router").path("data").properties()
+        m.one("ConfigMap", "patchbay-router")
+                .path("data")
+                .properties()
                 .forEach(e -> write(configDir.resolve(e.getKey()), e.getValue().asText()));
         Path poolDir = Files.createDirectories(dir.resolve("pool"));
         Map<String, Path> mounts = Map.of(mountPath(router, "config"), configDir, mountPath(router, "pool"), poolDir);
@@ -85,7 +89,8 @@ class CommandLineFlagsTest {
         for (String a : Manifests.strings(router.path("args"))) {
             String arg = a;
             for (var mount : mounts.entrySet()) {
-                if (a.startsWith(mount.getKey() + "/")) arg = mount.getValue() + a.substring(mount.getKey().length());
+                if (a.startsWith(mount.getKey() + "/"))
+                    arg = mount.getValue() + a.substring(mount.getKey().length());
             }
             args.add(arg);
         }
@@ -93,7 +98,10 @@ class CommandLineFlagsTest {
         RouteCommand command = new RouteCommand();
         new CommandLine(command).parseArgs(args.subList(1, args.size()).toArray(String[]::new));
         try (Router built = command.createRouter()) {
-            String profile = m.one("ConfigMap", "patchbay-router").path("data").path("router.json").asText();
+            String profile = m.one("ConfigMap", "patchbay-router")
+                    .path("data")
+                    .path("router.json")
+                    .asText();
             assertThat(profile).contains("\"profile\": \"" + built.picker().name() + "\"");
         }
     }
@@ -101,15 +109,19 @@ class CommandLineFlagsTest {
     /** The checks above must be able to fail: a flag the commands do not know is refused. */
     @Test
     void flagsTheCommandsDoNotKnowAreRefused() {
-        assertThatThrownBy(() -> ServeCommand.parse("--enable-lora", "--max-lora", "4")).hasMessageContaining("--max-lora");
-        assertThatThrownBy(() -> ServeCommand.parse("--model", "/models/base", "--lora-modules", "a=/x")).hasMessageContaining("--enable-lora");
-        assertThatThrownBy(() -> new CommandLine(new RouteCommand()).parseArgs("--endpoints", "a:1", "--health-probe-port", "9003"))
+        assertThatThrownBy(() -> ServeCommand.parse("--enable-lora", "--max-lora", "4"))
+                .hasMessageContaining("--max-lora");
+        assertThatThrownBy(() -> ServeCommand.parse("--model", "/models/base", "--lora-modules", "a=/x"))
+                .hasMessageContaining("--enable-lora");
+        assertThatThrownBy(() -> new CommandLine(new RouteCommand())
+                        .parseArgs("--endpoints", "a:1", "--health-probe-port", "9003"))
                 .hasMessageContaining("--health-probe-port");
     }
 
     private static String mountPath(JsonNode container, String volume) {
         for (JsonNode m : container.path("volumeMounts")) {
-            if (m.path("name").asText().equals(volume)) return m.path("mountPath").asText();
+            if (m.path("name").asText().equals(volume))
+                return m.path("mountPath").asText();
         }
         throw new AssertionError("no mount of " + volume);
     }

@@ -9,6 +9,8 @@ import dev.patchbay.launcher.Main;
 import dev.patchbay.testkit.Await;
 import dev.patchbay.testkit.RequiredTool;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -32,8 +34,6 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 
 /**
  * Every PromQL query of deploy/grafana/patchbay-lora.json returns data from a real Prometheus (Debian's) that
@@ -45,23 +45,33 @@ class DashboardQueriesTest {
     private static final Pattern SERVING = Pattern.compile("serving .* on http://127\\.0\\.0\\.1:(\\d+)");
     private static final Pattern ROUTING = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
     /** What Grafana puts in for the dashboard's variables: every model, every adapter, a rate window of a few scrapes. */
-    private static final Map<String, String> VARIABLES = Map.of("$model_name", ".*", "$lora_name", ".*", "$__rate_interval", "20s");
-    private static final List<String> ADAPTERS = List.of("red-lora", "green-lora", "blue-lora", "amber-lora", "runtime-lora");
+    private static final Map<String, String> VARIABLES =
+            Map.of("$model_name", ".*", "$lora_name", ".*", "$__rate_interval", "20s");
+
+    private static final List<String> ADAPTERS =
+            List.of("red-lora", "green-lora", "blue-lora", "amber-lora", "runtime-lora");
 
     @TempDir
     Path dir;
 
     private final List<Process> processes = new ArrayList<>();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @Test
     void everyDashboardQueryReturnsDataFromServersAndRouterUnderTraffic() throws Exception {
         Path prometheus = RequiredTool.onPath("prometheus", "Debian package 'prometheus'");
         // One batch slot and room for two adapters in host memory, with five adapters in turn: loads, cache
         // misses and evictions at both tiers keep coming.
-        Manifests m = Manifests.check(Tools.helmTemplate(List.of("-f", Repo.chart().resolve("examples/router-proxy.yaml").toString(),
-                "--set", "modelServers.demoAdapters=0", "--set", "modelServers.lora.maxLoras=1",
-                "--set", "modelServers.lora.maxCpuLoras=2")));
+        Manifests m = Manifests.check(Tools.helmTemplate(List.of(
+                "-f",
+                Repo.chart().resolve("examples/router-proxy.yaml").toString(),
+                "--set",
+                "modelServers.demoAdapters=0",
+                "--set",
+                "modelServers.lora.maxLoras=1",
+                "--set",
+                "modelServers.lora.maxCpuLoras=2")));
         JsonNode server = Manifests.container(m.one("Deployment", "patchbay-server"), "server");
         JsonNode router = Manifests.container(m.one("Deployment", "patchbay-router"), "router");
 
@@ -72,25 +82,43 @@ class DashboardQueriesTest {
 
         List<Integer> serverPorts = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            Map<String, String> paths = Map.of("/adapters", resolver.toString(), "/var/cache/patchbay",
+            Map<String, String> paths = Map.of(
+                    "/adapters",
+                    resolver.toString(),
+                    "/var/cache/patchbay",
                     Files.createDirectories(dir.resolve("cache-" + i)).toString());
-            Process p = launch("server-" + i, remap(Manifests.strings(server.path("args")), paths), Manifests.env(server));
+            Process p =
+                    launch("server-" + i, remap(Manifests.strings(server.path("args")), paths), Manifests.env(server));
             serverPorts.add(reportedPort(p, "server-" + i, SERVING));
         }
         for (int port : serverPorts) {
-            HttpResponse<String> r = post(port, "/v1/load_lora_adapter",
+            HttpResponse<String> r = post(
+                    port,
+                    "/v1/load_lora_adapter",
                     "{\"lora_name\":\"runtime-lora\",\"lora_path\":\"" + resolver.resolve("uploaded/runtime") + "\"}");
-            assertThat(r.statusCode()).as("runtime LoRA loading (VLLM_ALLOW_RUNTIME_LORA_UPDATING): " + r.body()).isEqualTo(200);
+            assertThat(r.statusCode())
+                    .as("runtime LoRA loading (VLLM_ALLOW_RUNTIME_LORA_UPDATING): " + r.body())
+                    .isEqualTo(200);
         }
 
         Path configDir = Files.createDirectories(dir.resolve("router-config"));
-        m.one("ConfigMap", "patchbay-router").path("data").properties()
+        m.one("ConfigMap", "patchbay-router")
+                .path("data")
+                .properties()
                 .forEach(e -> write(configDir.resolve(e.getKey()), e.getValue().asText()));
         Path poolFile = dir.resolve("pool/endpoints.txt");
         Files.createDirectories(poolFile.getParent());
-        Files.writeString(poolFile, serverPorts.stream().map(p -> "127.0.0.1:" + p + "\n").reduce("", String::concat));
-        Process routerProcess = launch("router", remap(Manifests.strings(router.path("args")),
-                Map.of("/etc/patchbay/router", configDir.toString(), "/var/run/patchbay/pool", poolFile.getParent().toString())),
+        Files.writeString(
+                poolFile, serverPorts.stream().map(p -> "127.0.0.1:" + p + "\n").reduce("", String::concat));
+        Process routerProcess = launch(
+                "router",
+                remap(
+                        Manifests.strings(router.path("args")),
+                        Map.of(
+                                "/etc/patchbay/router",
+                                configDir.toString(),
+                                "/var/run/patchbay/pool",
+                                poolFile.getParent().toString())),
                 Manifests.env(router));
         int routerPort = reportedPort(routerProcess, "router", ROUTING);
 
@@ -98,7 +126,8 @@ class DashboardQueriesTest {
         try (var s = new ServerSocket(0)) {
             promPort = s.getLocalPort();
         }
-        Path promConfig = Files.writeString(dir.resolve("prometheus.yml"), """
+        Path promConfig = Files.writeString(
+                dir.resolve("prometheus.yml"), """
                 global:
                   scrape_interval: 1s
                 scrape_configs:
@@ -109,9 +138,14 @@ class DashboardQueriesTest {
                     static_configs:
                       - targets: ['127.0.0.1:%d']
                 """.formatted(serverPorts.get(0), serverPorts.get(1), routerPort));
-        processes.add(new ProcessBuilder(prometheus.toString(), "--config.file=" + promConfig,
-                "--storage.tsdb.path=" + dir.resolve("tsdb"), "--web.listen-address=127.0.0.1:" + promPort)
-                .redirectErrorStream(true).redirectOutput(dir.resolve("prometheus.log").toFile()).start());
+        processes.add(new ProcessBuilder(
+                        prometheus.toString(),
+                        "--config.file=" + promConfig,
+                        "--storage.tsdb.path=" + dir.resolve("tsdb"),
+                        "--web.listen-address=127.0.0.1:" + promPort)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("prometheus.log").toFile())
+                .start());
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger sent = new AtomicInteger();
@@ -125,9 +159,14 @@ class DashboardQueriesTest {
                     int n = sent.getAndIncrement();
                     String model = n % 7 == 6 ? "patchbay-sim" : ADAPTERS.get((n + client) % ADAPTERS.size());
                     try {
-                        int status = post(routerPort, "/v1/completions",
-                                "{\"model\":\"" + model + "\",\"prompt\":\"deploy check " + n + "\",\"max_tokens\":8}").statusCode();
-                        statuses.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();
+                        int status = post(
+                                        routerPort,
+                                        "/v1/completions",
+                                        "{\"model\":\"" + model + "\",\"prompt\":\"deploy check " + n
+                                                + "\",\"max_tokens\":8}")
+                                .statusCode();
+                        statuses.computeIfAbsent(status, k -> new AtomicInteger())
+                                .incrementAndGet();
                     } catch (IOException e) {
                         statuses.computeIfAbsent(-1, k -> new AtomicInteger()).incrementAndGet();
                     } catch (InterruptedException e) {
@@ -141,13 +180,18 @@ class DashboardQueriesTest {
         assertThat(queries).hasSizeGreaterThanOrEqualTo(20);
         Map<String, String> lastSeen = new TreeMap<>();
         try {
-            Await.until("every dashboard query to return data", () -> {
-                for (var q : queries.entrySet()) {
-                    if (!"data".equals(lastSeen.get(q.getKey()))) lastSeen.put(q.getKey(), answer(promPort, q.getValue()));
-                }
-                return lastSeen.values().stream().allMatch("data"::equals);
-            }, () -> lastSeen.entrySet().stream().filter(e -> !"data".equals(e.getValue())).toList()
-                    + "; requests by status " + statuses + "; " + logs());
+            Await.until(
+                    "every dashboard query to return data",
+                    () -> {
+                        for (var q : queries.entrySet()) {
+                            if (!"data".equals(lastSeen.get(q.getKey())))
+                                lastSeen.put(q.getKey(), answer(promPort, q.getValue()));
+                        }
+                        return lastSeen.values().stream().allMatch("data"::equals);
+                    },
+                    () -> lastSeen.entrySet().stream()
+                                    .filter(e -> !"data".equals(e.getValue()))
+                                    .toList() + "; requests by status " + statuses + "; " + logs());
         } finally {
             stop.set(true);
             for (Thread t : clients) t.join(Duration.ofSeconds(30));
@@ -158,11 +202,15 @@ class DashboardQueriesTest {
     /** "data" when the query returns at least one series with a finite value, else what it returned. */
     private String answer(int promPort, String promql) {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + promPort
-                            + "/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8)))
-                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + promPort + "/api/v1/query?query="
+                                    + URLEncoder.encode(promql, StandardCharsets.UTF_8)))
+                            .timeout(Duration.ofSeconds(5))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) return "HTTP " + r.statusCode() + ": " + r.body();
-            for (JsonNode series : Manifests.JSON.readTree(r.body()).path("data").path("result")) {
+            for (JsonNode series :
+                    Manifests.JSON.readTree(r.body()).path("data").path("result")) {
                 String v = series.path("value").get(1).asText();
                 if (!v.equals("NaN") && !v.contains("Inf")) return "data";
             }
@@ -180,13 +228,16 @@ class DashboardQueriesTest {
      * the variables filled in as Grafana does; a variable the test does not know fails here.
      */
     static Map<String, String> dashboardQueries() throws IOException {
-        JsonNode dashboard = Manifests.JSON.readTree(Repo.root().resolve("deploy/grafana/patchbay-lora.json").toFile());
+        JsonNode dashboard = Manifests.JSON.readTree(
+                Repo.root().resolve("deploy/grafana/patchbay-lora.json").toFile());
         Map<String, String> out = new LinkedHashMap<>();
         for (JsonNode panel : dashboard.path("panels")) {
             if (panel.path("type").asText().equals("row")) continue;
             assertThat(panel.path("targets")).as(panel.path("title").asText()).isNotEmpty();
             for (JsonNode t : panel.path("targets")) {
-                out.put(panel.path("title").asText() + " " + t.path("refId").asText(), fill(t.path("expr").asText()));
+                out.put(
+                        panel.path("title").asText() + " " + t.path("refId").asText(),
+                        fill(t.path("expr").asText()));
             }
         }
         Pattern labelValues = Pattern.compile("label_values\\((.+), (\\w+)\\)");
@@ -194,7 +245,9 @@ class DashboardQueriesTest {
             if (!v.path("type").asText().equals("query")) continue;
             Matcher lv = labelValues.matcher(v.path("query").path("query").asText());
             assertThat(lv.matches()).as("variable " + v.path("name")).isTrue();
-            out.put("variable " + v.path("name").asText(), fill("count by (" + lv.group(2) + ") (" + lv.group(1) + ")"));
+            out.put(
+                    "variable " + v.path("name").asText(),
+                    fill("count by (" + lv.group(2) + ") (" + lv.group(1) + ")"));
         }
         return out;
     }
@@ -218,7 +271,8 @@ class DashboardQueriesTest {
                 continue;
             }
             for (var p : paths.entrySet()) {
-                if (a.equals(p.getKey()) || a.startsWith(p.getKey() + "/")) a = p.getValue() + a.substring(p.getKey().length());
+                if (a.equals(p.getKey()) || a.startsWith(p.getKey() + "/"))
+                    a = p.getValue() + a.substring(p.getKey().length());
             }
             out.add(a);
         }
@@ -226,14 +280,23 @@ class DashboardQueriesTest {
     }
 
     private Process launch(String name, List<String> args, Map<String, String> env) throws IOException {
-        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "--add-modules", "jdk.incubator.vector", "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+        List<String> command = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "--add-modules",
+                "jdk.incubator.vector",
+                "-Xmx512m",
+                "-cp",
+                System.getProperty("java.class.path"),
                 Main.class.getName()));
         command.addAll(args);
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve(name + ".log").toFile());
+        ProcessBuilder pb = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve(name + ".log").toFile());
         pb.environment().putAll(env);
         // The pods' cache directory, moved here like the mounts.
-        pb.environment().computeIfPresent("XDG_CACHE_HOME", (k, v) -> dir.resolve(name + "-xdg").toString());
+        pb.environment()
+                .computeIfPresent(
+                        "XDG_CACHE_HOME", (k, v) -> dir.resolve(name + "-xdg").toString());
         Process p = pb.start();
         processes.add(p);
         return p;
@@ -254,13 +317,18 @@ class DashboardQueriesTest {
     }
 
     private HttpResponse<String> post(int port, String path, String body) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(30))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .timeout(Duration.ofSeconds(30))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     private static void writeAdapter(Path dir, String name) throws IOException {
-        PeftWriter.write(dir, SimModel.DEFAULT_CONFIG, "patchbay-sim", 8, 16, List.of("q_proj", "v_proj"), name.hashCode());
+        PeftWriter.write(
+                dir, SimModel.DEFAULT_CONFIG, "patchbay-sim", 8, 16, List.of("q_proj", "v_proj"), name.hashCode());
     }
 
     private String logs() {
@@ -268,7 +336,9 @@ class DashboardQueriesTest {
         try (var files = Files.list(dir)) {
             for (Path f : files.filter(f -> f.toString().endsWith(".log")).toList()) {
                 List<String> lines = Files.readAllLines(f);
-                sb.append("\n--- ").append(f.getFileName()).append(": ")
+                sb.append("\n--- ")
+                        .append(f.getFileName())
+                        .append(": ")
                         .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size())));
             }
         } catch (IOException e) {

@@ -7,9 +7,9 @@ import dev.patchbay.launcher.gateway.EnvoyConfig;
 import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.router.proxy.ProxyHandler;
 import java.time.Duration;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
-import java.util.regex.Pattern;
 
 /**
  * The gateway path has three descriptions that must agree: the Helm chart's (an InferencePool whose picker is the
@@ -21,11 +21,15 @@ class GatewaySettingsAgreeTest {
     private final EnvoyConfig envoy = EnvoyConfig.shipped();
 
     private static JsonNode chart(String kind, String name) throws Exception {
-        return Manifests.check(Tools.helmTemplate(Cases.GATEWAY_PICKER.helmArgs())).one(kind, name);
+        return Manifests.check(Tools.helmTemplate(Cases.GATEWAY_PICKER.helmArgs()))
+                .one(kind, name);
     }
 
     private static String gatewayDefault(String option) {
-        return new CommandLine(new GatewayCommand()).getCommandSpec().findOption(option).defaultValue();
+        return new CommandLine(new GatewayCommand())
+                .getCommandSpec()
+                .findOption(option)
+                .defaultValue();
     }
 
     @Test
@@ -35,27 +39,43 @@ class GatewaySettingsAgreeTest {
         int healthPort = Integer.parseInt(DeployManifestsTest.argAfter(router, "--grpc-health-port"));
         JsonNode pickerRef = chart("InferencePool", "patchbay").path("spec").path("endpointPickerRef");
 
-        assertThat(envoy.pickerPort()).isEqualTo(extProcPort).isEqualTo(pickerRef.path("port").path("number").asInt())
+        assertThat(envoy.pickerPort())
+                .isEqualTo(extProcPort)
+                .isEqualTo(pickerRef.path("port").path("number").asInt())
                 .isEqualTo(Integer.parseInt(gatewayDefault("--ext-proc-port")));
-        assertThat(envoy.pickerHealthPort()).isEqualTo(healthPort)
+        assertThat(envoy.pickerHealthPort())
+                .isEqualTo(healthPort)
                 .isEqualTo(Integer.parseInt(gatewayDefault("--grpc-health-port")));
-        assertThat(router.path("readinessProbe").path("grpc").path("port").asInt()).isEqualTo(healthPort);
+        assertThat(router.path("readinessProbe").path("grpc").path("port").asInt())
+                .isEqualTo(healthPort);
         assertThat(envoy.pickerHealthService()).isEqualTo("envoy.service.ext_proc.v3.ExternalProcessor");
     }
 
     @Test
     void theFailureModeAgrees() throws Exception {
-        String chartMode = chart("InferencePool", "patchbay").path("spec").path("endpointPickerRef")
-                .path("failureMode").asText();
-        assertThat(envoy.failureMode().inferencePoolName()).isEqualTo(chartMode)
-                .isEqualTo(EnvoyConfig.FailureMode.parse(gatewayDefault("--failure-mode")).inferencePoolName());
+        String chartMode = chart("InferencePool", "patchbay")
+                .path("spec")
+                .path("endpointPickerRef")
+                .path("failureMode")
+                .asText();
+        assertThat(envoy.failureMode().inferencePoolName())
+                .isEqualTo(chartMode)
+                .isEqualTo(EnvoyConfig.FailureMode.parse(gatewayDefault("--failure-mode"))
+                        .inferencePoolName());
     }
 
     @Test
     void theRequestTimeoutAgrees() throws Exception {
-        String chartTimeout = chart("HTTPRoute", "patchbay").path("spec").path("rules").get(0).path("timeouts")
-                .path("request").asText();
-        assertThat(envoy.routeTimeouts()).isNotEmpty().allSatisfy(t -> assertThat(t).isEqualTo(gatewayApi(chartTimeout)));
+        String chartTimeout = chart("HTTPRoute", "patchbay")
+                .path("spec")
+                .path("rules")
+                .get(0)
+                .path("timeouts")
+                .path("request")
+                .asText();
+        assertThat(envoy.routeTimeouts())
+                .isNotEmpty()
+                .allSatisfy(t -> assertThat(t).isEqualTo(gatewayApi(chartTimeout)));
     }
 
     @Test
@@ -81,15 +101,19 @@ class GatewaySettingsAgreeTest {
         while (m.find()) {
             assertThat(m.start()).as("a Gateway API duration: " + text).isEqualTo(end);
             long n = Long.parseLong(m.group(1));
-            total = total.plus(switch (m.group(2)) {
-                case "h" -> Duration.ofHours(n);
-                case "m" -> Duration.ofMinutes(n);
-                case "s" -> Duration.ofSeconds(n);
-                default -> Duration.ofMillis(n);
-            });
+            total = total.plus(
+                    switch (m.group(2)) {
+                        case "h" -> Duration.ofHours(n);
+                        case "m" -> Duration.ofMinutes(n);
+                        case "s" -> Duration.ofSeconds(n);
+                        default -> Duration.ofMillis(n);
+                    });
             end = m.end();
         }
-        assertThat(end).as("a Gateway API duration: " + text).isEqualTo(text.length()).isPositive();
+        assertThat(end)
+                .as("a Gateway API duration: " + text)
+                .isEqualTo(text.length())
+                .isPositive();
         return total;
     }
 }

@@ -2,19 +2,18 @@ package dev.patchbay.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
-
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import com.google.gson.JsonElement;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 
 /**
  * A set of rendered Kubernetes objects and each one's schema verdict. The node checker
@@ -29,8 +28,14 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
         Path file = Files.createTempFile("manifests", ".yaml");
         try {
             Files.writeString(file, yaml);
-            Tools.Result r = Tools.run(List.of(Tools.node().toString(), Repo.nodeChecks().resolve("validate.mjs").toString(),
-                    file.toString(), Repo.inferencePoolCrd().toString()), Repo.nodeChecks(), Map.of());
+            Tools.Result r = Tools.run(
+                    List.of(
+                            Tools.node().toString(),
+                            Repo.nodeChecks().resolve("validate.mjs").toString(),
+                            file.toString(),
+                            Repo.inferencePoolCrd().toString()),
+                    Repo.nodeChecks(),
+                    Map.of());
             if (r.exitCode() != 0) {
                 throw new AssertionError("validate.mjs failed: " + r.stderr());
             }
@@ -53,12 +58,14 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
 
     /** The Java client's strict check for built-in kinds (its models list every field the API has). */
     static List<String> unknownFields(JsonNode object) {
-        Optional<Class<?>> model = javaModel(object.path("apiVersion").asText(), object.path("kind").asText());
+        Optional<Class<?>> model = javaModel(
+                object.path("apiVersion").asText(), object.path("kind").asText());
         if (model.isEmpty()) {
             return List.of();
         }
         try {
-            model.get().getMethod("validateJsonElement", JsonElement.class)
+            model.get()
+                    .getMethod("validateJsonElement", JsonElement.class)
                     .invoke(null, JsonParser.parseString(object.toString()));
             return List.of();
         } catch (InvocationTargetException e) {
@@ -72,11 +79,13 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
     static Optional<Class<?>> javaModel(String apiVersion, String kind) {
         String version = apiVersion.substring(apiVersion.indexOf('/') + 1);
         String group = apiVersion.contains("/") ? apiVersion.substring(0, apiVersion.indexOf('/')) : "";
-        if (!List.of("", "apps", "rbac.authorization.k8s.io", "policy", "autoscaling").contains(group)) {
+        if (!List.of("", "apps", "rbac.authorization.k8s.io", "policy", "autoscaling")
+                .contains(group)) {
             return Optional.empty();
         }
         try {
-            return Optional.of(Class.forName(MODELS + Character.toUpperCase(version.charAt(0)) + version.substring(1) + kind));
+            return Optional.of(
+                    Class.forName(MODELS + Character.toUpperCase(version.charAt(0)) + version.substring(1) + kind));
         } catch (ClassNotFoundException e) {
             return Optional.empty();
         }
@@ -86,29 +95,39 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
         List<String> all = new ArrayList<>();
         for (JsonNode o : objects) {
             for (String e : errors.get(o)) {
-                all.add(o.path("kind").asText() + " " + o.path("metadata").path("name").asText() + ": " + e);
+                all.add(o.path("kind").asText() + " "
+                        + o.path("metadata").path("name").asText() + ": " + e);
             }
         }
         return all;
     }
 
     List<JsonNode> ofKind(String kind) {
-        return objects.stream().filter(o -> o.path("kind").asText().equals(kind)).toList();
+        return objects.stream()
+                .filter(o -> o.path("kind").asText().equals(kind))
+                .toList();
     }
 
     JsonNode one(String kind, String name) {
-        return objects.stream().filter(o -> o.path("kind").asText().equals(kind)
-                        && o.path("metadata").path("name").asText().equals(name)).findFirst()
+        return objects.stream()
+                .filter(o -> o.path("kind").asText().equals(kind)
+                        && o.path("metadata").path("name").asText().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no " + kind + " " + name + " among " + names()));
     }
 
     Optional<JsonNode> find(String kind, String name) {
-        return objects.stream().filter(o -> o.path("kind").asText().equals(kind)
-                && o.path("metadata").path("name").asText().equals(name)).findFirst();
+        return objects.stream()
+                .filter(o -> o.path("kind").asText().equals(kind)
+                        && o.path("metadata").path("name").asText().equals(name))
+                .findFirst();
     }
 
     List<String> names() {
-        return objects.stream().map(o -> o.path("kind").asText() + "/" + o.path("metadata").path("name").asText()).toList();
+        return objects.stream()
+                .map(o -> o.path("kind").asText() + "/"
+                        + o.path("metadata").path("name").asText())
+                .toList();
     }
 
     /** The container {@code name} of a Deployment. */
@@ -118,7 +137,8 @@ record Manifests(List<JsonNode> objects, Map<JsonNode, List<String>> errors) {
                 return c;
             }
         }
-        throw new AssertionError("no container " + name + " in " + deployment.path("metadata").path("name").asText());
+        throw new AssertionError("no container " + name + " in "
+                + deployment.path("metadata").path("name").asText());
     }
 
     static List<String> strings(JsonNode array) {

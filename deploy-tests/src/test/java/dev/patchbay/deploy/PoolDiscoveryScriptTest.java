@@ -41,8 +41,12 @@ class PoolDiscoveryScriptTest {
         Manifests m = Manifests.check(Tools.helmTemplate(Cases.EVERYTHING.helmArgs()));
         JsonNode deployment = m.one("Deployment", "patchbay-router");
         JsonNode discovery = Manifests.container(deployment, "discovery");
-        Path script = Files.writeString(dir.resolve("discover.sh"),
-                m.one("ConfigMap", "patchbay-router").path("data").path("discover.sh").asText());
+        Path script = Files.writeString(
+                dir.resolve("discover.sh"),
+                m.one("ConfigMap", "patchbay-router")
+                        .path("data")
+                        .path("discover.sh")
+                        .asText());
         Map<String, String> env = Manifests.env(discovery);
         String selector = env.get("POOL_SELECTOR");
         assertThat(selector).isEqualTo("pool=lora-fleet");
@@ -51,7 +55,8 @@ class PoolDiscoveryScriptTest {
         api.createContext("/", this::answer);
         api.start();
         Path kubectlDir = Tools.kubectl().getParent();
-        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
+        Path kubeconfig = Files.writeString(
+                dir.resolve("kubeconfig"), """
                 apiVersion: v1
                 kind: Config
                 clusters: [{name: test, cluster: {server: "http://127.0.0.1:%d"}}]
@@ -62,10 +67,14 @@ class PoolDiscoveryScriptTest {
         Path endpoints = dir.resolve("pool/endpoints.txt");
         Files.createDirectories(endpoints.getParent());
 
-        pods.set(List.of(pod("a", "10.1.0.5", "Running", false), pod("b", "10.1.0.6", "Running", true),
-                pod("c", null, "Running", false), pod("d", "fd00::7", "Running", false)));
+        pods.set(List.of(
+                pod("a", "10.1.0.5", "Running", false),
+                pod("b", "10.1.0.6", "Running", true),
+                pod("c", null, "Running", false),
+                pod("d", "fd00::7", "Running", false)));
         ProcessBuilder pb = new ProcessBuilder("/bin/bash", script.toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("discovery.log").toFile());
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("discovery.log").toFile());
         pb.environment().putAll(env);
         pb.environment().put("POOL_FILE", endpoints.toString());
         pb.environment().put("POOL_NAMESPACE", "ns1"); // from the pod's metadata.namespace in a cluster
@@ -78,13 +87,17 @@ class PoolDiscoveryScriptTest {
         try {
             EndpointsFile reader = new EndpointsFile(endpoints);
             // A pod being deleted, and one without an address yet, are left out; IPv6 goes in brackets.
-            Await.until("the first pool list", () -> read(reader).equals(
-                    List.of(new Endpoint("10.1.0.5", 8000), new Endpoint("fd00::7", 8000))), () -> log());
+            Await.until(
+                    "the first pool list",
+                    () -> read(reader).equals(List.of(new Endpoint("10.1.0.5", 8000), new Endpoint("fd00::7", 8000))),
+                    () -> log());
             assertThat(Files.readString(endpoints)).isEqualTo("10.1.0.5:8000\n[fd00::7]:8000\n");
 
             pods.set(List.of(pod("d", "fd00::7", "Running", false), pod("e", "10.1.0.9", "Running", false)));
-            Await.until("the pool after a pod left and one came", () -> read(reader).equals(
-                    List.of(new Endpoint("10.1.0.9", 8000), new Endpoint("fd00::7", 8000))), () -> log());
+            Await.until(
+                    "the pool after a pod left and one came",
+                    () -> read(reader).equals(List.of(new Endpoint("10.1.0.9", 8000), new Endpoint("fd00::7", 8000))),
+                    () -> log());
         } finally {
             p.destroy();
             if (!p.waitFor(10, TimeUnit.SECONDS)) p.destroyForcibly();
@@ -125,12 +138,22 @@ class PoolDiscoveryScriptTest {
         ObjectNode body = Manifests.JSON.createObjectNode();
         switch (path) {
             case "/version" -> body.put("major", "1").put("minor", "35").put("gitVersion", "v1.35.2");
-            case "/api" -> body.put("kind", "APIVersions").set("versions", Manifests.JSON.createArrayNode().add("v1"));
-            case "/apis" -> body.put("kind", "APIGroupList").put("apiVersion", "v1").putArray("groups");
+            case "/api" ->
+                body.put("kind", "APIVersions")
+                        .set("versions", Manifests.JSON.createArrayNode().add("v1"));
+            case "/apis" ->
+                body.put("kind", "APIGroupList").put("apiVersion", "v1").putArray("groups");
             case "/api/v1" -> {
                 body.put("kind", "APIResourceList").put("groupVersion", "v1");
-                body.putArray("resources").addObject().put("name", "pods").put("singularName", "pod")
-                        .put("namespaced", true).put("kind", "Pod").set("verbs", Manifests.JSON.createArrayNode().add("get").add("list"));
+                body.putArray("resources")
+                        .addObject()
+                        .put("name", "pods")
+                        .put("singularName", "pod")
+                        .put("namespaced", true)
+                        .put("kind", "Pod")
+                        .set(
+                                "verbs",
+                                Manifests.JSON.createArrayNode().add("get").add("list"));
             }
             case "/api/v1/namespaces/ns1/pods" -> {
                 podQueries.add(URLDecoder.decode(ex.getRequestURI().getRawQuery(), StandardCharsets.UTF_8));

@@ -5,8 +5,7 @@ import java.nio.file.Path;
 
 /** Paths in the repository, found from the module's working directory. */
 final class Repo {
-    private Repo() {
-    }
+    private Repo() {}
 
     static Path root() {
         Path dir = Path.of("").toAbsolutePath();

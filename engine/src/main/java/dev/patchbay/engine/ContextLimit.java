@@ -16,10 +16,13 @@ public record ContextLimit(int maxModelLen) {
         int room = maxModelLen - promptTokens;
         int requested = requestedMaxTokens == null ? 1 : requestedMaxTokens;
         if (room < 1 || requested > room) {
-            throw new RequestRejectedException(Reason.INVALID, "This model's maximum context length is " + maxModelLen
-                    + " tokens. However, you requested " + (promptTokens + requested) + " tokens (" + promptTokens
-                    + " in the messages, " + requested + " in the completion). Please reduce the length of the "
-                    + "messages or completion.");
+            throw new RequestRejectedException(
+                    Reason.INVALID,
+                    "This model's maximum context length is " + maxModelLen
+                            + " tokens. However, you requested " + (promptTokens + requested) + " tokens ("
+                            + promptTokens
+                            + " in the messages, " + requested + " in the completion). Please reduce the length of the "
+                            + "messages or completion.");
         }
         return requestedMaxTokens == null ? room : requestedMaxTokens;
     }

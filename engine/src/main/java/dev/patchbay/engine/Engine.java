@@ -27,7 +27,8 @@ public final class Engine implements AutoCloseable {
     private volatile boolean stopped;
 
     private Engine(EngineConfig config, Model model, Clock clock) {
-        this.loaders = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("adapter-loader-", 0).factory());
+        this.loaders = Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name("adapter-loader-", 0).factory());
         this.loop = Thread.ofPlatform().name("engine-loop").daemon(true).unstarted(this::run);
         this.core = new EngineCore(config, model, clock, loaders, () -> LockSupport.unpark(loop));
     }
@@ -44,7 +45,9 @@ public final class Engine implements AutoCloseable {
                 if (!core.runStep()) {
                     long next = core.nextTimedEventNanos();
                     if (next == Long.MAX_VALUE) LockSupport.park(this);
-                    else LockSupport.parkNanos(this, Math.max(1, next - core.clock().nanos()));
+                    else
+                        LockSupport.parkNanos(
+                                this, Math.max(1, next - core.clock().nanos()));
                 }
             } catch (InterruptedException e) {
                 if (stopped) return;
@@ -77,7 +80,8 @@ public final class Engine implements AutoCloseable {
         core.abort(requestId);
     }
 
-    public CompletableFuture<RegisteredAdapter> loadAdapter(String name, Path path, boolean pinned) throws AdapterException {
+    public CompletableFuture<RegisteredAdapter> loadAdapter(String name, Path path, boolean pinned)
+            throws AdapterException {
         return core.loadAdapter(name, path, pinned, true);
     }
 
@@ -123,7 +127,6 @@ public final class Engine implements AutoCloseable {
         }
         return true;
     }
-
 
     @Override
     public void close() {

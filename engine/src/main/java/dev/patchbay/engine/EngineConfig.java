@@ -23,10 +23,23 @@ import java.util.Set;
  * @param maxLogprobs         most log probabilities a request may ask for per position ({@code --max-logprobs});
  *                            -1 for no limit
  */
-public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBatchedTokens, int maxModelLen,
-                           int blockSize, int numKvBlocks, boolean enablePrefixCaching, boolean enableLora,
-                           int maxLoras, int maxCpuLoras, int maxLoraRank, String loraDtype, int maxWaitingRequests,
-                           int maxConcurrentAdapterLoads, long seed, int maxLogprobs) {
+public record EngineConfig(
+        String servedModelName,
+        int maxNumSeqs,
+        int maxNumBatchedTokens,
+        int maxModelLen,
+        int blockSize,
+        int numKvBlocks,
+        boolean enablePrefixCaching,
+        boolean enableLora,
+        int maxLoras,
+        int maxCpuLoras,
+        int maxLoraRank,
+        String loraDtype,
+        int maxWaitingRequests,
+        int maxConcurrentAdapterLoads,
+        long seed,
+        int maxLogprobs) {
 
     public static final Set<Integer> LEGAL_LORA_RANKS = Set.of(1, 8, 16, 32, 64, 128, 256, 320, 512);
 
@@ -39,10 +52,13 @@ public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBat
         require(numKvBlocks >= 1, "the KV cache needs at least one block, got " + numKvBlocks);
         require(maxLoras >= 1, "max_loras must be >= 1, got " + maxLoras);
         require(maxCpuLoras >= maxLoras, "max_cpu_loras (" + maxCpuLoras + ") must be >= max_loras (" + maxLoras + ")");
-        require(LEGAL_LORA_RANKS.contains(maxLoraRank),
+        require(
+                LEGAL_LORA_RANKS.contains(maxLoraRank),
                 "max_lora_rank must be one of [1, 8, 16, 32, 64, 128, 256, 320, 512], got " + maxLoraRank);
         require(maxWaitingRequests >= 1, "max waiting requests must be >= 1, got " + maxWaitingRequests);
-        require(maxConcurrentAdapterLoads >= 1, "concurrent adapter loads must be >= 1, got " + maxConcurrentAdapterLoads);
+        require(
+                maxConcurrentAdapterLoads >= 1,
+                "concurrent adapter loads must be >= 1, got " + maxConcurrentAdapterLoads);
         require(maxLogprobs >= -1, "max_logprobs must be >= -1, got " + maxLogprobs);
         if (loraDtype == null || loraDtype.isBlank()) loraDtype = "auto";
     }
@@ -104,27 +120,104 @@ public record EngineConfig(String servedModelName, int maxNumSeqs, int maxNumBat
             this.servedModelName = servedModelName;
         }
 
-        public Builder servedModelName(String v) { servedModelName = v; return this; }
-        public Builder maxNumSeqs(int v) { maxNumSeqs = v; return this; }
-        public Builder maxNumBatchedTokens(int v) { maxNumBatchedTokens = v; return this; }
-        public Builder maxModelLen(int v) { maxModelLen = v; return this; }
-        public Builder blockSize(int v) { blockSize = v; return this; }
-        public Builder numKvBlocks(int v) { numKvBlocks = v; return this; }
-        public Builder enablePrefixCaching(boolean v) { enablePrefixCaching = v; return this; }
-        public Builder enableLora(boolean v) { enableLora = v; return this; }
-        public Builder maxLoras(int v) { maxLoras = v; return this; }
-        public Builder maxCpuLoras(Integer v) { maxCpuLoras = v; return this; }
-        public Builder maxLoraRank(int v) { maxLoraRank = v; return this; }
-        public Builder loraDtype(String v) { loraDtype = v; return this; }
-        public Builder maxWaitingRequests(int v) { maxWaitingRequests = v; return this; }
-        public Builder maxConcurrentAdapterLoads(int v) { maxConcurrentAdapterLoads = v; return this; }
-        public Builder seed(long v) { seed = v; return this; }
-        public Builder maxLogprobs(int v) { maxLogprobs = v; return this; }
+        public Builder servedModelName(String v) {
+            servedModelName = v;
+            return this;
+        }
+
+        public Builder maxNumSeqs(int v) {
+            maxNumSeqs = v;
+            return this;
+        }
+
+        public Builder maxNumBatchedTokens(int v) {
+            maxNumBatchedTokens = v;
+            return this;
+        }
+
+        public Builder maxModelLen(int v) {
+            maxModelLen = v;
+            return this;
+        }
+
+        public Builder blockSize(int v) {
+            blockSize = v;
+            return this;
+        }
+
+        public Builder numKvBlocks(int v) {
+            numKvBlocks = v;
+            return this;
+        }
+
+        public Builder enablePrefixCaching(boolean v) {
+            enablePrefixCaching = v;
+            return this;
+        }
+
+        public Builder enableLora(boolean v) {
+            enableLora = v;
+            return this;
+        }
+
+        public Builder maxLoras(int v) {
+            maxLoras = v;
+            return this;
+        }
+
+        public Builder maxCpuLoras(Integer v) {
+            maxCpuLoras = v;
+            return this;
+        }
+
+        public Builder maxLoraRank(int v) {
+            maxLoraRank = v;
+            return this;
+        }
+
+        public Builder loraDtype(String v) {
+            loraDtype = v;
+            return this;
+        }
+
+        public Builder maxWaitingRequests(int v) {
+            maxWaitingRequests = v;
+            return this;
+        }
+
+        public Builder maxConcurrentAdapterLoads(int v) {
+            maxConcurrentAdapterLoads = v;
+            return this;
+        }
+
+        public Builder seed(long v) {
+            seed = v;
+            return this;
+        }
+
+        public Builder maxLogprobs(int v) {
+            maxLogprobs = v;
+            return this;
+        }
 
         public EngineConfig build() {
-            return new EngineConfig(servedModelName, maxNumSeqs, maxNumBatchedTokens, maxModelLen, blockSize, numKvBlocks,
-                    enablePrefixCaching, enableLora, maxLoras, maxCpuLoras == null ? maxLoras : maxCpuLoras, maxLoraRank,
-                    loraDtype, maxWaitingRequests, maxConcurrentAdapterLoads, seed, maxLogprobs);
+            return new EngineConfig(
+                    servedModelName,
+                    maxNumSeqs,
+                    maxNumBatchedTokens,
+                    maxModelLen,
+                    blockSize,
+                    numKvBlocks,
+                    enablePrefixCaching,
+                    enableLora,
+                    maxLoras,
+                    maxCpuLoras == null ? maxLoras : maxCpuLoras,
+                    maxLoraRank,
+                    loraDtype,
+                    maxWaitingRequests,
+                    maxConcurrentAdapterLoads,
+                    seed,
+                    maxLogprobs);
         }
     }
 }

@@ -6,7 +6,9 @@ package dev.patchbay.engine;
  * the one message for a name that refers to nothing.
  */
 public enum ModelTarget {
-    BASE_MODEL, ADAPTER, UNKNOWN;
+    BASE_MODEL,
+    ADAPTER,
+    UNKNOWN;
 
     /** vLLM's answer for a model name that is neither the base model nor a loaded adapter. */
     public static String unknownModelMessage(String model) {

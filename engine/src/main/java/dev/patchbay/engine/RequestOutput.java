@@ -16,11 +16,24 @@ import java.util.List;
  * @param promptLogprobs with {@code prompt_logprobs} asked for, one entry per prompt token (the first null, as
  *                      nothing predicts it), in the first output only; else null
  */
-public record RequestOutput(long requestId, int[] newTokenIds, String textDelta, FinishReason finishReason,
-                            int promptTokens, int outputTokens, String error, List<TokenLogprobs> logprobs,
-                            List<TokenLogprobs> promptLogprobs) {
-    public RequestOutput(long requestId, int[] newTokenIds, String textDelta, FinishReason finishReason,
-                         int promptTokens, int outputTokens, String error) {
+public record RequestOutput(
+        long requestId,
+        int[] newTokenIds,
+        String textDelta,
+        FinishReason finishReason,
+        int promptTokens,
+        int outputTokens,
+        String error,
+        List<TokenLogprobs> logprobs,
+        List<TokenLogprobs> promptLogprobs) {
+    public RequestOutput(
+            long requestId,
+            int[] newTokenIds,
+            String textDelta,
+            FinishReason finishReason,
+            int promptTokens,
+            int outputTokens,
+            String error) {
         this(requestId, newTokenIds, textDelta, finishReason, promptTokens, outputTokens, error, null, null);
     }
 

@@ -17,11 +17,21 @@ import java.util.List;
  * @param logprobs      most likely tokens to report beside each sampled token's log probability, or null for none
  * @param promptLogprobs the same for each prompt token after the first, or null for none
  */
-public record SamplingParams(int maxTokens, double temperature, double topP, int topK, Long seed,
-                             List<String> stop, List<Integer> stopTokenIds, boolean ignoreEos, int n,
-                             Integer logprobs, Integer promptLogprobs) {
+public record SamplingParams(
+        int maxTokens,
+        double temperature,
+        double topP,
+        int topK,
+        Long seed,
+        List<String> stop,
+        List<Integer> stopTokenIds,
+        boolean ignoreEos,
+        int n,
+        Integer logprobs,
+        Integer promptLogprobs) {
     public SamplingParams {
-        if (logprobs != null && logprobs < 0) throw new IllegalArgumentException("logprobs must be >= 0, got " + logprobs);
+        if (logprobs != null && logprobs < 0)
+            throw new IllegalArgumentException("logprobs must be >= 0, got " + logprobs);
         if (promptLogprobs != null && promptLogprobs < 0) {
             throw new IllegalArgumentException("prompt_logprobs must be >= 0, got " + promptLogprobs);
         }
@@ -33,8 +43,16 @@ public record SamplingParams(int maxTokens, double temperature, double topP, int
         stopTokenIds = stopTokenIds == null ? List.of() : List.copyOf(stopTokenIds);
     }
 
-    public SamplingParams(int maxTokens, double temperature, double topP, int topK, Long seed, List<String> stop,
-                          List<Integer> stopTokenIds, boolean ignoreEos, int n) {
+    public SamplingParams(
+            int maxTokens,
+            double temperature,
+            double topP,
+            int topK,
+            Long seed,
+            List<String> stop,
+            List<Integer> stopTokenIds,
+            boolean ignoreEos,
+            int n) {
         this(maxTokens, temperature, topP, topK, seed, stop, stopTokenIds, ignoreEos, n, null, null);
     }
 
@@ -48,13 +66,13 @@ public record SamplingParams(int maxTokens, double temperature, double topP, int
     }
 
     public SamplingParams withMaxTokens(int max) {
-        return new SamplingParams(max, temperature, topP, topK, seed, stop, stopTokenIds, ignoreEos, n, logprobs,
-                promptLogprobs);
+        return new SamplingParams(
+                max, temperature, topP, topK, seed, stop, stopTokenIds, ignoreEos, n, logprobs, promptLogprobs);
     }
 
     /** The same parameters asking for log probabilities (null: none) of sampled and of prompt tokens. */
     public SamplingParams withLogprobs(Integer sample, Integer prompt) {
-        return new SamplingParams(maxTokens, temperature, topP, topK, seed, stop, stopTokenIds, ignoreEos, n, sample,
-                prompt);
+        return new SamplingParams(
+                maxTokens, temperature, topP, topK, seed, stop, stopTokenIds, ignoreEos, n, sample, prompt);
     }
 }

@@ -35,9 +35,17 @@ class AdapterChurnTest {
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
     void noRequestIsLostAndEveryGaugeReturnsToZero(long seed) throws Exception {
-        EngineConfig config = EngineFixture.config().maxLoras(4).maxCpuLoras(8).numKvBlocks(64).blockSize(16)
-                .maxNumSeqs(32).maxNumBatchedTokens(256).seed(seed).build();
-        EngineFixture f = new EngineFixture(config, LatencyModel.ofMillis(1, 0.01, 0.05, 0.1, 5, 1), TextMode.RANDOM, dir);
+        EngineConfig config = EngineFixture.config()
+                .maxLoras(4)
+                .maxCpuLoras(8)
+                .numKvBlocks(64)
+                .blockSize(16)
+                .maxNumSeqs(32)
+                .maxNumBatchedTokens(256)
+                .seed(seed)
+                .build();
+        EngineFixture f =
+                new EngineFixture(config, LatencyModel.ofMillis(1, 0.01, 0.05, 0.1, 5, 1), TextMode.RANDOM, dir);
         SnapshotInvariants invariants = new SnapshotInvariants(f.core);
         f.core.addListener(invariants);
         Map<String, Path> paths = new HashMap<>();
@@ -56,7 +64,9 @@ class AdapterChurnTest {
         long t = 0;
         for (int i = 0; i < REQUESTS; i++) {
             t += (long) (rnd.nextDouble() * 4 * MS);
-            String adapter = rnd.nextInt(8) == 0 ? null : "c" + Math.min(ADAPTERS - 1, (int) (ADAPTERS * Math.pow(rnd.nextDouble(), 2)));
+            String adapter = rnd.nextInt(8) == 0
+                    ? null
+                    : "c" + Math.min(ADAPTERS - 1, (int) (ADAPTERS * Math.pow(rnd.nextDouble(), 2)));
             int promptTokens = 1 + rnd.nextInt(120);
             int maxTokens = 1 + rnd.nextInt(24);
             boolean disconnects = rnd.nextInt(5) == 0;
@@ -91,14 +101,20 @@ class AdapterChurnTest {
 
         assertThat(invariants.violations).isEmpty();
         long batches = f.snapshots.stream().filter(x -> x.lastStep().ranBatch()).count();
-        assertThat(f.schedulerInvariants.steps()).as("steps checked").isGreaterThanOrEqualTo(batches).isPositive();
+        assertThat(f.schedulerInvariants.steps())
+                .as("steps checked")
+                .isGreaterThanOrEqualTo(batches)
+                .isPositive();
         assertThat(submitted.size() + refused[0]).isEqualTo(REQUESTS);
         for (long id : submitted.keySet()) {
             List<RequestOutput> outs = f.outputs.get(id);
-            assertThat(outs.stream().filter(RequestOutput::finished).count()).as("final outputs of request %d", id).isEqualTo(1);
+            assertThat(outs.stream().filter(RequestOutput::finished).count())
+                    .as("final outputs of request %d", id)
+                    .isEqualTo(1);
             assertThat(outs.get(outs.size() - 1).finished()).isTrue();
             RequestOutput last = f.last(id);
-            if (last.finishReason() == FinishReason.LENGTH) assertThat(f.tokens(id)).isEqualTo(submitted.get(id));
+            if (last.finishReason() == FinishReason.LENGTH)
+                assertThat(f.tokens(id)).isEqualTo(submitted.get(id));
             assertThat(last.finishReason()).isIn(FinishReason.LENGTH, FinishReason.ABORT);
         }
         assertThat(unloads).allMatch(CompletableFuture::isDone);

@@ -4,26 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.adapter.AdapterSpec;
 import dev.patchbay.engine.clock.RealClock;
-import dev.patchbay.engine.exec.Batch;
-import dev.patchbay.engine.exec.Executor;
 import dev.patchbay.engine.exec.LoadedAdapter;
-import dev.patchbay.engine.exec.StepResult;
-import dev.patchbay.engine.model.ChatMessage;
 import dev.patchbay.engine.model.Model;
-import dev.patchbay.engine.model.ModelConfig;
-import dev.patchbay.engine.model.Tokenizer;
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimModel;
-import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.engine.sim.SimulatedExecutor.TextMode;
+import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.io.IOException;
-import java.io.InterruptedIOException;
 
 /** Loading an adapter from storage happens off the engine loop: other requests keep running meanwhile. */
 class AdapterLoadLatencyTest {
@@ -33,8 +25,8 @@ class AdapterLoadLatencyTest {
     @Test
     void slowLoadOnVirtualTimeDoesNotDelayOtherAdapters() throws Exception {
         LatencyModel slowDisk = LatencyModel.ofMillis(5, 0.1, 0.2, 0.5, 5000, 3);
-        EngineFixture f = new EngineFixture(EngineFixture.config().maxLoras(2).maxCpuLoras(2).build(), slowDisk,
-                TextMode.RANDOM, dir);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config().maxLoras(2).maxCpuLoras(2).build(), slowDisk, TextMode.RANDOM, dir);
         f.load("resident");
         f.register("cold");
         long t0 = f.clock.nanos();
@@ -52,8 +44,8 @@ class AdapterLoadLatencyTest {
     @Test
     void aLoadingAdapterKeepsItsSlotAgainstLaterRequestsOfOtherAdapters() throws Exception {
         LatencyModel slowDisk = LatencyModel.ofMillis(5, 0.1, 0.2, 0.5, 5000, 3);
-        EngineFixture f = new EngineFixture(EngineFixture.config().maxLoras(2).maxCpuLoras(3).build(), slowDisk,
-                TextMode.RANDOM, dir);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config().maxLoras(2).maxCpuLoras(3).build(), slowDisk, TextMode.RANDOM, dir);
         f.load("busy");
         f.load("later");
         f.register("cold");
@@ -94,17 +86,21 @@ class AdapterLoadLatencyTest {
         };
         EngineConfig config = EngineFixture.config().maxLoras(2).maxCpuLoras(2).build();
         try (Engine engine = Engine.start(config, blockingLoads, RealClock.INSTANCE)) {
-            engine.loadAdapter("warm", EngineFixture.writeAdapter(dir, "warm", 1), false).get(10, TimeUnit.SECONDS);
+            engine.loadAdapter("warm", EngineFixture.writeAdapter(dir, "warm", 1), false)
+                    .get(10, TimeUnit.SECONDS);
             engine.core().loadAdapter("cold", EngineFixture.writeAdapter(dir, "cold", 2), false, false);
             CountDownLatch coldDone = new CountDownLatch(1);
             CountDownLatch warmDone = new CountDownLatch(20);
-            engine.submit(new EngineRequest(new int[] {300, 301}, "cold", SamplingParams.fixedLength(5), 0,
-                    o -> { if (o.finished()) coldDone.countDown(); }));
+            engine.submit(new EngineRequest(new int[] {300, 301}, "cold", SamplingParams.fixedLength(5), 0, o -> {
+                if (o.finished()) coldDone.countDown();
+            }));
             assertThat(loadStarted.await(10, TimeUnit.SECONDS)).isTrue();
             // While the cold load hangs, twenty requests for the warm adapter and the base model finish.
             for (int i = 0; i < 20; i++) {
-                engine.submit(new EngineRequest(new int[] {300, 301}, i % 2 == 0 ? "warm" : null,
-                        SamplingParams.fixedLength(5), 0, o -> { if (o.finished()) warmDone.countDown(); }));
+                engine.submit(new EngineRequest(
+                        new int[] {300, 301}, i % 2 == 0 ? "warm" : null, SamplingParams.fixedLength(5), 0, o -> {
+                            if (o.finished()) warmDone.countDown();
+                        }));
             }
             assertThat(warmDone.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(coldDone.getCount()).isEqualTo(1);

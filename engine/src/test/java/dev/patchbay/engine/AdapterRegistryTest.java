@@ -24,8 +24,14 @@ class AdapterRegistryTest {
     Path dir;
 
     private EngineFixture fixture(int maxLoras, int maxCpuLoras) {
-        return new EngineFixture(EngineFixture.config().maxLoras(maxLoras).maxCpuLoras(maxCpuLoras).build(),
-                LatencyModel.DEFAULT, TextMode.RANDOM, dir);
+        return new EngineFixture(
+                EngineFixture.config()
+                        .maxLoras(maxLoras)
+                        .maxCpuLoras(maxCpuLoras)
+                        .build(),
+                LatencyModel.DEFAULT,
+                TextMode.RANDOM,
+                dir);
     }
 
     @Test
@@ -46,7 +52,8 @@ class AdapterRegistryTest {
 
         assertThat(done).isDone();
         assertThat(f.last(running).finishReason()).isEqualTo(FinishReason.LENGTH);
-        assertThat(seen).containsExactly(Phase.REGISTERED, Phase.LOADING, Phase.IN_SLOT, Phase.UNLOADING, Phase.UNLOADED);
+        assertThat(seen)
+                .containsExactly(Phase.REGISTERED, Phase.LOADING, Phase.IN_SLOT, Phase.UNLOADING, Phase.UNLOADED);
         assertThat(a.running() + a.waiting()).isZero();
         assertThat(f.core.adapterRegistry().hostOrder()).isEmpty();
     }
@@ -79,7 +86,8 @@ class AdapterRegistryTest {
         registry.useResolverDirectory(resolverDir, requested -> {
             checked.add(requested);
             Path p = Path.of(requested);
-            if (!Files.exists(p)) throw new AdapterException(AdapterException.Kind.NOT_FOUND, "nothing at " + requested);
+            if (!Files.exists(p))
+                throw new AdapterException(AdapterException.Kind.NOT_FOUND, "nothing at " + requested);
             return p;
         });
         assertThat(registry.resolve("missing")).isNull();
@@ -90,7 +98,9 @@ class AdapterRegistryTest {
         CompletableFuture<?> load = registry.resolve("found");
         assertThat(load).isNotNull().isDone();
         assertThat(f.core.resolve("found")).isEqualTo(ModelTarget.ADAPTER);
-        assertThat(registry.resolve("found")).as("registered meanwhile by another request").isDone();
+        assertThat(registry.resolve("found"))
+                .as("registered meanwhile by another request")
+                .isDone();
         long id = f.submit("found", 4, 3);
         f.driver.runToCompletion();
         assertThat(f.last(id).outputTokens()).isEqualTo(3);
@@ -100,12 +110,20 @@ class AdapterRegistryTest {
     void anAdapterInTheResolverDirectoryThatBreaksARuleIsRefused() throws Exception {
         EngineFixture f = fixture(1, 2);
         Path resolverDir = Files.createDirectories(dir.resolve("resolver"));
-        PeftWriter.write(resolverDir.resolve("too-wide"), SimModel.DEFAULT_CONFIG, EngineFixture.MODEL, 64, 16,
-                List.of("q_proj"), 1);
+        PeftWriter.write(
+                resolverDir.resolve("too-wide"),
+                SimModel.DEFAULT_CONFIG,
+                EngineFixture.MODEL,
+                64,
+                16,
+                List.of("q_proj"),
+                1);
         f.core.adapterRegistry().useResolverDirectory(resolverDir, Path::of);
-        assertThatThrownBy(() -> f.core.adapterRegistry().resolve("too-wide")).isInstanceOf(AdapterException.class)
+        assertThatThrownBy(() -> f.core.adapterRegistry().resolve("too-wide"))
+                .isInstanceOf(AdapterException.class)
                 .hasMessageContaining("max_lora_rank")
-                .extracting(e -> ((AdapterException) e).kind()).isEqualTo(AdapterException.Kind.INVALID);
+                .extracting(e -> ((AdapterException) e).kind())
+                .isEqualTo(AdapterException.Kind.INVALID);
         assertThat(f.core.resolve("too-wide")).isEqualTo(ModelTarget.UNKNOWN);
     }
 }

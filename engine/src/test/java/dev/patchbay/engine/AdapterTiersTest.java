@@ -22,8 +22,14 @@ class AdapterTiersTest {
     Path dir;
 
     private EngineFixture fixture(int maxLoras, int maxCpuLoras) {
-        return new EngineFixture(EngineFixture.config().maxLoras(maxLoras).maxCpuLoras(maxCpuLoras).build(),
-                LatencyModel.DEFAULT, TextMode.RANDOM, dir);
+        return new EngineFixture(
+                EngineFixture.config()
+                        .maxLoras(maxLoras)
+                        .maxCpuLoras(maxCpuLoras)
+                        .build(),
+                LatencyModel.DEFAULT,
+                TextMode.RANDOM,
+                dir);
     }
 
     private static List<String> names(List<RegisteredAdapter> l) {
@@ -31,7 +37,10 @@ class AdapterTiersTest {
     }
 
     private static AdapterState state(EngineSnapshot s, String name) {
-        return s.lora().adapters().stream().filter(a -> a.name().equals(name)).findFirst().orElse(null);
+        return s.lora().adapters().stream()
+                .filter(a -> a.name().equals(name))
+                .findFirst()
+                .orElse(null);
     }
 
     private void runOne(EngineFixture f, String adapter) throws Exception {
@@ -42,7 +51,8 @@ class AdapterTiersTest {
 
     @Test
     void maxCpuLorasBelowMaxLorasIsRefused() {
-        assertThatThrownBy(() -> EngineFixture.config().maxLoras(4).maxCpuLoras(2).build())
+        assertThatThrownBy(
+                        () -> EngineFixture.config().maxLoras(4).maxCpuLoras(2).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("max_cpu_loras (2) must be >= max_loras (4)");
     }
@@ -89,8 +99,10 @@ class AdapterTiersTest {
         assertThat(s.counters().lora().loads().disk()).isEqualTo(3);
         assertThat(s.counters().lora().evictions().cpu()).isEqualTo(1);
         // Every disk load took the modeled 80 ms on the virtual clock.
-        List<AdapterLoad> diskLoads = f.snapshots.stream().flatMap(x -> x.lastStep().loads().stream())
-                .filter(l -> l.source() == AdapterLoad.Source.DISK).toList();
+        List<AdapterLoad> diskLoads = f.snapshots.stream()
+                .flatMap(x -> x.lastStep().loads().stream())
+                .filter(l -> l.source() == AdapterLoad.Source.DISK)
+                .toList();
         assertThat(diskLoads).hasSize(3).allSatisfy(l -> assertThat(l.seconds()).isEqualTo(0.080));
         assertThat(s.counters().lora().lookups().cpu()).isEqualTo(4);
         assertThat(s.counters().lora().hits().cpu()).isEqualTo(1);
@@ -163,10 +175,12 @@ class AdapterTiersTest {
         long queued = f.submit("a", 4, 20);
         f.step();
         CompletableFuture<Void> done = f.core.unloadAdapter("a");
-        assertThatThrownBy(() -> f.submit("a", 4, 2)).isInstanceOf(RequestRejectedException.class)
+        assertThatThrownBy(() -> f.submit("a", 4, 2))
+                .isInstanceOf(RequestRejectedException.class)
                 .extracting(e -> ((RequestRejectedException) e).reason())
                 .isEqualTo(RequestRejectedException.Reason.UNKNOWN_ADAPTER);
-        assertThatThrownBy(() -> f.core.unloadAdapter("a")).isInstanceOf(AdapterException.class)
+        assertThatThrownBy(() -> f.core.unloadAdapter("a"))
+                .isInstanceOf(AdapterException.class)
                 .hasMessage("The lora adapter 'a' cannot be found.");
         f.step();
         assertThat(done).isNotDone();
@@ -190,7 +204,9 @@ class AdapterTiersTest {
         assertThat(f.core.adapter("a").loading()).isTrue();
         CompletableFuture<Void> done = f.core.unloadAdapter("a");
         f.driver.runToCompletion();
-        assertThat(f.finished(waiting)).as("the request admitted before the unload gets its answer").isTrue();
+        assertThat(f.finished(waiting))
+                .as("the request admitted before the unload gets its answer")
+                .isTrue();
         assertThat(f.last(waiting).finishReason()).isEqualTo(FinishReason.LENGTH);
         assertThat(done).isDone();
         assertThat(f.core.adapterRegistry().hostOrder()).isEmpty();
@@ -203,7 +219,9 @@ class AdapterTiersTest {
         f.register("b");
         long hog = f.submit("b", 4, 30);
         f.driver.runUntil(f.clock.nanos() + 1_000_000_000L);
-        assertThat(f.core.adapterRegistry().hostOrder()).extracting(x -> x.name()).containsExactly("b");
+        assertThat(f.core.adapterRegistry().hostOrder())
+                .extracting(x -> x.name())
+                .containsExactly("b");
         long late = f.submit("a", 4, 3); // a was evicted for b; it waits for host room
         f.step();
         CompletableFuture<Void> done = f.core.unloadAdapter("a");
@@ -212,14 +230,17 @@ class AdapterTiersTest {
         assertThat(f.finished(late)).isTrue();
         assertThat(f.last(late).finishReason()).isEqualTo(FinishReason.LENGTH);
         assertThat(done).isDone();
-        assertThat(f.core.adapterRegistry().hostOrder()).extracting(x -> x.name()).doesNotContain("a");
+        assertThat(f.core.adapterRegistry().hostOrder())
+                .extracting(x -> x.name())
+                .doesNotContain("a");
     }
 
     @Test
     void loadingTheSameNameTwiceIsAConflict() throws Exception {
         EngineFixture f = fixture(1, 1);
         f.load("a");
-        assertThatThrownBy(() -> f.load("a")).isInstanceOf(AdapterException.class)
+        assertThatThrownBy(() -> f.load("a"))
+                .isInstanceOf(AdapterException.class)
                 .hasMessage("The lora adapter 'a' has already been loaded.");
     }
 }

@@ -1,6 +1,5 @@
 package dev.patchbay.engine;
 
-import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.clock.RealClock;
@@ -9,7 +8,9 @@ import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.engine.stats.EngineSnapshot;
+import dev.patchbay.testkit.Await;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -22,7 +23,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.ArrayList;
 
 /** Many threads submitting and aborting against the real engine loop; nothing may leak. */
 class ConcurrencyTest {
@@ -31,17 +31,27 @@ class ConcurrencyTest {
 
     @Test
     void concurrentSubmitsAndAbortsLeaveNothingBehind() throws Exception {
-        EngineConfig config = EngineConfig.builder("sim-test").enableLora(true).maxLoras(3).maxCpuLoras(5)
-                .numKvBlocks(256).blockSize(8).maxNumSeqs(32).maxNumBatchedTokens(512).seed(11).build();
+        EngineConfig config = EngineConfig.builder("sim-test")
+                .enableLora(true)
+                .maxLoras(3)
+                .maxCpuLoras(5)
+                .numKvBlocks(256)
+                .blockSize(8)
+                .maxNumSeqs(32)
+                .maxNumBatchedTokens(512)
+                .seed(11)
+                .build();
         // A small per-step cost keeps requests in flight long enough for aborts to land in every state.
         LatencyModel latency = LatencyModel.ofMillis(0.2, 0.001, 0.002, 0.01, 2, 0.1);
-        SimModel model = new SimModel("sim-test", SimModel.DEFAULT_CONFIG, latency, SimulatedExecutor.TextMode.RANDOM, 0.05);
+        SimModel model =
+                new SimModel("sim-test", SimModel.DEFAULT_CONFIG, latency, SimulatedExecutor.TextMode.RANDOM, 0.05);
         List<String> names = List.of("a", "b", "c", "d", "e", "f", "g", "h");
         try (Engine engine = Engine.start(config, model, RealClock.INSTANCE)) {
             SnapshotInvariants invariants = new SnapshotInvariants(engine.core());
             engine.addListener(invariants);
             SchedulerInvariants schedulerInvariants = SchedulerInvariants.collecting(engine.core());
-            for (String n : names) engine.core().loadAdapter(n, EngineFixture.writeAdapter(dir, n, n.hashCode()), false, false);
+            for (String n : names)
+                engine.core().loadAdapter(n, EngineFixture.writeAdapter(dir, n, n.hashCode()), false, false);
 
             Map<Long, Boolean> finished = new ConcurrentHashMap<>();
             AtomicInteger duplicateFinishes = new AtomicInteger();
@@ -59,8 +69,12 @@ class ConcurrencyTest {
                         String adapter = rnd.nextInt(5) == 0 ? null : names.get(rnd.nextInt(names.size()));
                         int[] prompt = new int[1 + rnd.nextInt(40)];
                         for (int k = 0; k < prompt.length; k++) prompt[k] = 260 + rnd.nextInt(100);
-                        long id = engine.submit(new EngineRequest(prompt, adapter,
-                                SamplingParams.fixedLength(1 + rnd.nextInt(30)), RealClock.INSTANCE.nanos(), out -> {
+                        long id = engine.submit(new EngineRequest(
+                                prompt,
+                                adapter,
+                                SamplingParams.fixedLength(1 + rnd.nextInt(30)),
+                                RealClock.INSTANCE.nanos(),
+                                out -> {
                                     if (out.finished() && finished.put(out.requestId(), true) != null) {
                                         duplicateFinishes.incrementAndGet();
                                     }
@@ -81,12 +95,15 @@ class ConcurrencyTest {
             for (Future<?> f : futures) f.get(60, TimeUnit.SECONDS);
             pool.shutdown();
 
-            Await.until("every accepted request finished", () -> finished.size() >= accepted.get(),
+            Await.until(
+                    "every accepted request finished",
+                    () -> finished.size() >= accepted.get(),
                     () -> finished.size() + " of " + accepted.get());
             assertThat(finished).hasSize(accepted.get());
             assertThat(duplicateFinishes.get()).isZero();
             // Outputs are delivered before the step's snapshot is published: wait for the snapshot that counts them.
-            Await.until("the last finish in the snapshot",
+            Await.until(
+                    "the last finish in the snapshot",
                     () -> engine.snapshot().counters().finished().total() >= accepted.get());
             EngineSnapshot s = engine.snapshot();
             assertThat(s.numRunning()).isZero();

@@ -19,8 +19,17 @@ class DeterminismTest {
     Path dir;
 
     private List<String> trace(long seed, Path root) throws Exception {
-        EngineFixture f = new EngineFixture(EngineFixture.config().maxLoras(2).maxCpuLoras(3).numKvBlocks(96)
-                .blockSize(8).seed(seed).build(), LatencyModel.DEFAULT, TextMode.RANDOM, root);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config()
+                        .maxLoras(2)
+                        .maxCpuLoras(3)
+                        .numKvBlocks(96)
+                        .blockSize(8)
+                        .seed(seed)
+                        .build(),
+                LatencyModel.DEFAULT,
+                TextMode.RANDOM,
+                root);
         List<String> adapters = List.of("a", "b", "c", "d", "e");
         for (String a : adapters) f.register(a);
         SplittableRandom rnd = new SplittableRandom(seed);
@@ -47,8 +56,10 @@ class DeterminismTest {
         List<String> trace = new ArrayList<>();
         for (EngineSnapshot s : f.snapshots) trace.add(s.toString());
         for (long[] id : ids) {
-            trace.add(id[0] + " " + f.finishNanos.get(id[0]) + " " + f.outputs.get(id[0]).stream()
-                    .map(o -> Arrays.toString(o.newTokenIds()) + o.finishReason()).toList());
+            trace.add(id[0] + " " + f.finishNanos.get(id[0]) + " "
+                    + f.outputs.get(id[0]).stream()
+                            .map(o -> Arrays.toString(o.newTokenIds()) + o.finishReason())
+                            .toList());
         }
         assertThat(ids).hasSize(120);
         assertThat(f.latest().numRunning() + f.latest().numWaiting()).isZero();

@@ -46,12 +46,18 @@ final class EngineFixture {
     }
 
     static EngineConfig.Builder config() {
-        return EngineConfig.builder(MODEL).enableLora(true).maxLoras(2).maxCpuLoras(4).numKvBlocks(1024).seed(7);
+        return EngineConfig.builder(MODEL)
+                .enableLora(true)
+                .maxLoras(2)
+                .maxCpuLoras(4)
+                .numKvBlocks(1024)
+                .seed(7);
     }
 
     /** Writes a small rank-8 adapter on q_proj and v_proj. */
     static Path writeAdapter(Path root, String name, long seed) throws IOException {
-        return PeftWriter.write(root.resolve(name), SimModel.DEFAULT_CONFIG, MODEL, 8, 16, List.of("q_proj", "v_proj"), seed);
+        return PeftWriter.write(
+                root.resolve(name), SimModel.DEFAULT_CONFIG, MODEL, 8, 16, List.of("q_proj", "v_proj"), seed);
     }
 
     /** Registers an adapter (written under the fixture's root) and makes it host-resident. */
@@ -62,7 +68,8 @@ final class EngineFixture {
     }
 
     void register(String name) throws Exception {
-        core.loadAdapter(name, writeAdapter(adapterRoot, name, name.hashCode()), false, false).get();
+        core.loadAdapter(name, writeAdapter(adapterRoot, name, name.hashCode()), false, false)
+                .get();
     }
 
     long submit(String adapter, int promptTokens, int maxTokens) throws RequestRejectedException {

@@ -1,6 +1,5 @@
 package dev.patchbay.engine;
 
-import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.clock.RealClock;
@@ -9,6 +8,7 @@ import dev.patchbay.engine.exec.StepResult;
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor.TextMode;
+import dev.patchbay.testkit.Await;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -29,19 +29,23 @@ class ExecutorFailureTest {
         };
         try (Engine engine = Engine.start(EngineConfig.builder("sim-test").build(), flaky, RealClock.INSTANCE)) {
             CompletableFuture<RequestOutput> first = new CompletableFuture<>();
-            engine.submit(new EngineRequest(new int[] {300, 301}, null, SamplingParams.fixedLength(3), 0,
-                    o -> { if (o.finished()) first.complete(o); }));
+            engine.submit(new EngineRequest(new int[] {300, 301}, null, SamplingParams.fixedLength(3), 0, o -> {
+                if (o.finished()) first.complete(o);
+            }));
             RequestOutput failed = first.get(10, TimeUnit.SECONDS);
             assertThat(failed.finishReason()).isEqualTo(FinishReason.ERROR);
             assertThat(failed.error()).contains("NoClassDefFoundError");
 
             fail.set(false);
             CompletableFuture<RequestOutput> second = new CompletableFuture<>();
-            engine.submit(new EngineRequest(new int[] {300, 301}, null, SamplingParams.fixedLength(3), 0,
-                    o -> { if (o.finished()) second.complete(o); }));
+            engine.submit(new EngineRequest(new int[] {300, 301}, null, SamplingParams.fixedLength(3), 0, o -> {
+                if (o.finished()) second.complete(o);
+            }));
             assertThat(second.get(10, TimeUnit.SECONDS).finishReason()).isEqualTo(FinishReason.LENGTH);
             // Outputs are delivered before the step's snapshot is published: wait for it.
-            Await.until("both finishes in the snapshot", () -> engine.snapshot().counters().finished().total() == 2);
+            Await.until(
+                    "both finishes in the snapshot",
+                    () -> engine.snapshot().counters().finished().total() == 2);
             assertThat(engine.snapshot().counters().finished().error()).isEqualTo(1);
             assertThat(engine.snapshot().kvBlocksUsed()).isZero();
         }

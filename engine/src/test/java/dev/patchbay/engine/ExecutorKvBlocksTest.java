@@ -23,13 +23,18 @@ class ExecutorKvBlocksTest {
     }
 
     private static EngineCore core(int configured, DelegatingModel model) {
-        return new EngineCore(EngineConfig.builder("sim-test").numKvBlocks(configured).build(), model, new VirtualClock(),
-                ForkJoinPool.commonPool(), () -> {});
+        return new EngineCore(
+                EngineConfig.builder("sim-test").numKvBlocks(configured).build(),
+                model,
+                new VirtualClock(),
+                ForkJoinPool.commonPool(),
+                () -> {});
     }
 
     @Test
     void anEnginePlanningOtherBlocksThanTheExecutorHoldsIsRefused() {
-        assertThatThrownBy(() -> core(8192, holding(1456))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> core(8192, holding(1456)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("the engine is configured with 8192 KV blocks but the executor holds 1456");
         assertThatThrownBy(() -> core(100, holding(1456))).isInstanceOf(IllegalArgumentException.class);
         assertThatCode(() -> core(1456, holding(1456))).doesNotThrowAnyException();

@@ -60,11 +60,19 @@ class KvCacheManagerTest {
         SequenceBlocks first = sequence(0, 7);
         kv.allocateSlots(first, CachedPrefix.NONE, 12);
         kv.cacheFullBlocks(first, 12);
-        assertThat(kv.cachedPrefix(sequence(0, 7), 12).numBlocks()).as("12 tokens: the last block is computed").isEqualTo(2);
+        assertThat(kv.cachedPrefix(sequence(0, 7), 12).numBlocks())
+                .as("12 tokens: the last block is computed")
+                .isEqualTo(2);
         assertThat(kv.cachedPrefix(sequence(0, 7), 13).numBlocks()).isEqualTo(3);
-        assertThat(kv.cachedPrefix(sequence(0, 8), 13).numBlocks()).as("another adapter").isZero();
-        assertThat(kv.cachedPrefix(sequence(1, 7), 13).numBlocks()).as("other tokens").isZero();
-        assertThat(kv.cachedPrefix(first, 13)).as("a sequence that holds blocks").isSameAs(CachedPrefix.NONE);
+        assertThat(kv.cachedPrefix(sequence(0, 8), 13).numBlocks())
+                .as("another adapter")
+                .isZero();
+        assertThat(kv.cachedPrefix(sequence(1, 7), 13).numBlocks())
+                .as("other tokens")
+                .isZero();
+        assertThat(kv.cachedPrefix(first, 13))
+                .as("a sequence that holds blocks")
+                .isSameAs(CachedPrefix.NONE);
     }
 
     @Test

@@ -56,7 +56,9 @@ class LogprobsEngineTest {
 
     private static void assertWellFormed(TokenLogprobs lp, int token, int top) {
         assertThat(lp.tokenId()).isEqualTo(token);
-        assertThat(Float.isFinite(lp.logprob()) && lp.logprob() <= 0).as("logprob %s", lp.logprob()).isTrue();
+        assertThat(Float.isFinite(lp.logprob()) && lp.logprob() <= 0)
+                .as("logprob %s", lp.logprob())
+                .isTrue();
         assertThat(lp.numTop()).isEqualTo(top);
         for (int j = 0; j < top; j++) {
             assertThat(lp.topLogprobs()[j]).isLessThanOrEqualTo(j == 0 ? 0 : lp.topLogprobs()[j - 1]);
@@ -68,8 +70,15 @@ class LogprobsEngineTest {
     void promptAndSampleLogprobsSurviveChunksAndPreemption() throws Exception {
         // 6 blocks of 4 tokens for two requests of 8 + 10 tokens each: one gets preempted and recomputed;
         // 3 tokens per step splits each prompt into chunks.
-        EngineFixture f = new EngineFixture(EngineFixture.config().blockSize(4).numKvBlocks(6).maxNumBatchedTokens(3).build(),
-                LatencyModel.DEFAULT, TextMode.RANDOM, dir);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config()
+                        .blockSize(4)
+                        .numKvBlocks(6)
+                        .maxNumBatchedTokens(3)
+                        .build(),
+                LatencyModel.DEFAULT,
+                TextMode.RANDOM,
+                dir);
         SamplingParams params = SamplingParams.fixedLength(10).withLogprobs(2, 3);
         int[] p = prompt(8);
         long a = f.submit(null, p, params);
@@ -80,8 +89,10 @@ class LogprobsEngineTest {
             List<RequestOutput> outs = f.outputs.get(id);
             assertThat(outs.get(0).promptLogprobs()).hasSize(p.length);
             assertThat(outs.get(0).promptLogprobs().get(0)).isNull();
-            for (int i = 1; i < p.length; i++) assertWellFormed(outs.get(0).promptLogprobs().get(i), p[i], 3);
-            assertThat(outs.stream().skip(1).allMatch(o -> o.promptLogprobs() == null)).isTrue();
+            for (int i = 1; i < p.length; i++)
+                assertWellFormed(outs.get(0).promptLogprobs().get(i), p[i], 3);
+            assertThat(outs.stream().skip(1).allMatch(o -> o.promptLogprobs() == null))
+                    .isTrue();
             List<TokenLogprobs> sampled = new ArrayList<>();
             List<Integer> tokens = new ArrayList<>();
             for (RequestOutput o : outs) {
@@ -93,7 +104,8 @@ class LogprobsEngineTest {
             for (int i = 0; i < 10; i++) assertWellFormed(sampled.get(i), tokens.get(i), 2);
         }
         // The simulated model's values depend only on the text, so both requests saw the same prompt distribution.
-        assertThat(f.outputs.get(a).get(0).promptLogprobs()).usingRecursiveFieldByFieldElementComparator()
+        assertThat(f.outputs.get(a).get(0).promptLogprobs())
+                .usingRecursiveFieldByFieldElementComparator()
                 .isEqualTo(f.outputs.get(b).get(0).promptLogprobs());
     }
 
@@ -107,11 +119,15 @@ class LogprobsEngineTest {
 
     @Test
     void moreThanMaxLogprobsIsRefused() {
-        EngineFixture f = new EngineFixture(EngineFixture.config().maxLogprobs(4).build(), LatencyModel.DEFAULT,
-                TextMode.RANDOM, dir);
-        assertThatThrownBy(() -> f.submit(null, prompt(5), SamplingParams.fixedLength(3).withLogprobs(5, null)))
-                .isInstanceOf(RequestRejectedException.class).hasMessageContaining("logprobs of 5");
-        assertThatThrownBy(() -> f.submit(null, prompt(5), SamplingParams.fixedLength(3).withLogprobs(null, 5)))
-                .isInstanceOf(RequestRejectedException.class).hasMessageContaining("prompt_logprobs of 5");
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config().maxLogprobs(4).build(), LatencyModel.DEFAULT, TextMode.RANDOM, dir);
+        assertThatThrownBy(() ->
+                        f.submit(null, prompt(5), SamplingParams.fixedLength(3).withLogprobs(5, null)))
+                .isInstanceOf(RequestRejectedException.class)
+                .hasMessageContaining("logprobs of 5");
+        assertThatThrownBy(() ->
+                        f.submit(null, prompt(5), SamplingParams.fixedLength(3).withLogprobs(null, 5)))
+                .isInstanceOf(RequestRejectedException.class)
+                .hasMessageContaining("prompt_logprobs of 5");
     }
 }

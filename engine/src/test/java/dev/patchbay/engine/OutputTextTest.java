@@ -19,7 +19,8 @@ class OutputTextTest {
 
     @Test
     void tokenizerRoundTripsAnyText() {
-        for (String s : List.of("the cat sat on the mat", "Grüße, 世界! 🎉", "", "  spaces\tand\nlines", "model adapter")) {
+        for (String s :
+                List.of("the cat sat on the mat", "Grüße, 世界! 🎉", "", "  spaces\tand\nlines", "model adapter")) {
             assertThat(tok.decode(tok.encode(s))).isEqualTo(s);
         }
         assertThat(tok.encode(" the")).hasSize(1);
@@ -27,8 +28,8 @@ class OutputTextTest {
     }
 
     private String echo(String prompt, SamplingParams params, FinishReason[] reason) throws Exception {
-        EngineFixture f = new EngineFixture(EngineFixture.config().enableLora(false).build(), LatencyModel.ZERO,
-                TextMode.ECHO, dir);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config().enableLora(false).build(), LatencyModel.ZERO, TextMode.ECHO, dir);
         long id = f.submit(null, tok.encode(prompt), params);
         f.driver.runToCompletion();
         reason[0] = f.last(id).finishReason();
@@ -54,7 +55,8 @@ class OutputTextTest {
     @Test
     void maxTokensEndsWithLength() throws Exception {
         FinishReason[] r = new FinishReason[1];
-        assertThat(echo(" the water called people", SamplingParams.greedy(3), r)).isEqualTo(" the water called");
+        assertThat(echo(" the water called people", SamplingParams.greedy(3), r))
+                .isEqualTo(" the water called");
         assertThat(r[0]).isEqualTo(FinishReason.LENGTH);
     }
 }

@@ -11,15 +11,15 @@ import dev.patchbay.engine.adapter.AdapterSpec;
 import dev.patchbay.engine.adapter.PeftReader;
 import dev.patchbay.engine.format.SafetensorsWriter;
 import dev.patchbay.engine.model.ModelConfig;
+import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimModel;
+import dev.patchbay.engine.sim.SimulatedExecutor;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import dev.patchbay.engine.sim.LatencyModel;
-import dev.patchbay.engine.sim.SimulatedExecutor;
-import java.util.Arrays;
 
 class PeftReaderTest {
     private static final ModelConfig BASE = SimModel.DEFAULT_CONFIG;
@@ -56,7 +56,8 @@ class PeftReaderTest {
         assertThat(spec.targetModules()).containsExactly("q_proj", "v_proj");
         assertThat(spec.modules()).hasSize(2 * BASE.numLayers());
         assertThat(spec.modules().get(1).out()).isEqualTo(BASE.numKvHeads() * BASE.headDim());
-        assertThat(spec.weightBytes()).isEqualTo(Files.size(spec.tensors().file()) - spec.tensors().dataStart());
+        assertThat(spec.weightBytes())
+                .isEqualTo(Files.size(spec.tensors().file()) - spec.tensors().dataStart());
     }
 
     @Test
@@ -84,7 +85,9 @@ class PeftReaderTest {
     void modulesToSave() throws Exception {
         Path a = adapter("mts");
         editConfig(a, c -> c.putArray("modules_to_save").add("lm_head"));
-        assertThat(rejection(a, 16)).hasMessageContaining("Only modules_to_save=None is supported").hasMessageContaining("lm_head");
+        assertThat(rejection(a, 16))
+                .hasMessageContaining("Only modules_to_save=None is supported")
+                .hasMessageContaining("lm_head");
     }
 
     @Test
@@ -98,19 +101,27 @@ class PeftReaderTest {
     void targetModuleTheBaseModelLacks() throws Exception {
         Path a = adapter("tm");
         editConfig(a, c -> c.putArray("target_modules").add("q_proj").add("lm_head"));
-        assertThat(rejection(a, 16)).hasMessageContaining("expected target modules in").hasMessageContaining("[lm_head]");
+        assertThat(rejection(a, 16))
+                .hasMessageContaining("expected target modules in")
+                .hasMessageContaining("[lm_head]");
     }
 
     @Test
     void tensorOfTheWrongShape() throws Exception {
         Path a = adapter("shape");
-        new SafetensorsWriter().addF32("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
-                        new long[] {8, 100}, new float[800])
-                .addF32("base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
-                        new long[] {BASE.hiddenSize(), 8}, new float[BASE.hiddenSize() * 8])
+        new SafetensorsWriter()
+                .addF32(
+                        "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
+                        new long[] {8, 100},
+                        new float[800])
+                .addF32(
+                        "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
+                        new long[] {BASE.hiddenSize(), 8},
+                        new float[BASE.hiddenSize() * 8])
                 .write(a.resolve(PeftReader.WEIGHTS_FILE));
-        assertThat(rejection(a, 16)).hasMessage("Tensor 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight'"
-                + " has shape [8, 100] but the base model needs [8, " + BASE.hiddenSize() + "]");
+        assertThat(rejection(a, 16))
+                .hasMessage("Tensor 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight'"
+                        + " has shape [8, 100] but the base model needs [8, " + BASE.hiddenSize() + "]");
     }
 
     @Test
@@ -150,8 +161,8 @@ class PeftReaderTest {
 
     @Test
     void engineRefusesAnInvalidAdapterAndKeepsServing() throws Exception {
-        EngineFixture f = new EngineFixture(EngineFixture.config().build(), LatencyModel.ZERO,
-                SimulatedExecutor.TextMode.RANDOM, dir);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config().build(), LatencyModel.ZERO, SimulatedExecutor.TextMode.RANDOM, dir);
         Path a = adapter("bad");
         editConfig(a, c -> c.put("use_dora", true));
         assertThatThrownBy(() -> f.core.loadAdapter("bad", a, false, true)).isInstanceOf(AdapterException.class);

@@ -15,8 +15,17 @@ class PrefixCacheTest {
     Path dir;
 
     private EngineFixture fixture(int blocks) {
-        return new EngineFixture(EngineFixture.config().enablePrefixCaching(true).blockSize(8).numKvBlocks(blocks)
-                .maxLoras(2).maxCpuLoras(2).build(), LatencyModel.DEFAULT, TextMode.ECHO, dir);
+        return new EngineFixture(
+                EngineFixture.config()
+                        .enablePrefixCaching(true)
+                        .blockSize(8)
+                        .numKvBlocks(blocks)
+                        .maxLoras(2)
+                        .maxCpuLoras(2)
+                        .build(),
+                LatencyModel.DEFAULT,
+                TextMode.ECHO,
+                dir);
     }
 
     private static int[] prompt(int length, int salt) {
@@ -26,7 +35,9 @@ class PrefixCacheTest {
     }
 
     private static int[] output(EngineFixture f, long id) {
-        return f.outputs.get(id).stream().flatMapToInt(o -> Arrays.stream(o.newTokenIds())).toArray();
+        return f.outputs.get(id).stream()
+                .flatMapToInt(o -> Arrays.stream(o.newTokenIds()))
+                .toArray();
     }
 
     @Test

@@ -7,9 +7,9 @@ import dev.patchbay.engine.sim.SimulatedExecutor.TextMode;
 import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import java.nio.file.Path;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.Arrays;
 
 class SchedulerTest {
     @TempDir
@@ -20,7 +20,10 @@ class SchedulerTest {
     }
 
     private static AdapterState adapter(EngineSnapshot s, String name) {
-        return s.lora().adapters().stream().filter(a -> a.name().equals(name)).findFirst().orElse(null);
+        return s.lora().adapters().stream()
+                .filter(a -> a.name().equals(name))
+                .findFirst()
+                .orElse(null);
     }
 
     @Test
@@ -52,7 +55,8 @@ class SchedulerTest {
 
         // Once the "a" requests drain, "b" runs, head first.
         f.driver.runToCompletion();
-        for (long id : new long[] {a1, a2, a3, b1, b2, base, c}) assertThat(f.finished(id)).isTrue();
+        for (long id : new long[] {a1, a2, a3, b1, b2, base, c})
+            assertThat(f.finished(id)).isTrue();
         assertThat(f.last(b1).outputTokens()).isEqualTo(50);
     }
 
@@ -70,7 +74,8 @@ class SchedulerTest {
         f.step();
         assertThat(f.core.runningIds()).containsExactly(a);
         f.driver.runToCompletion();
-        for (long id : new long[] {a, b, c}) assertThat(f.finished(id)).as("request " + id).isTrue();
+        for (long id : new long[] {a, b, c})
+            assertThat(f.finished(id)).as("request " + id).isTrue();
         assertThat(f.last(c).outputTokens()).isEqualTo(5);
     }
 
@@ -147,8 +152,15 @@ class SchedulerTest {
     @Test
     void preemptsNewestRunningRequestAndRecomputesIt() throws Exception {
         // 6 blocks of 4 tokens: two sequences growing to 16 tokens each cannot both fit.
-        EngineFixture f = new EngineFixture(EngineFixture.config().enableLora(false).numKvBlocks(6).blockSize(4).build(),
-                LatencyModel.DEFAULT, TextMode.ECHO, dir);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config()
+                        .enableLora(false)
+                        .numKvBlocks(6)
+                        .blockSize(4)
+                        .build(),
+                LatencyModel.DEFAULT,
+                TextMode.ECHO,
+                dir);
         int[] promptA = {300, 301, 302, 303, 304, 305, 306, 307};
         int[] promptB = {310, 311, 312, 313, 314, 315, 316, 317};
         long a = f.submit(null, promptA, SamplingParams.fixedLength(8));
@@ -162,13 +174,24 @@ class SchedulerTest {
         assertThat(f.last(a).finishReason()).isEqualTo(FinishReason.LENGTH);
         assertThat(f.core.freeKvBlocks()).isEqualTo(6);
         // The newest request (b) is the one preempted; a never waits again after starting.
-        assertThat(f.snapshots.stream().filter(s -> s.numWaiting() > 0 && s.numRunning() == 1).count()).isPositive();
+        assertThat(f.snapshots.stream()
+                        .filter(s -> s.numWaiting() > 0 && s.numRunning() == 1)
+                        .count())
+                .isPositive();
     }
 
     @Test
     void preemptedRequestReturnsToHeadOfQueue() throws Exception {
-        EngineFixture f = new EngineFixture(EngineFixture.config().enableLora(false).numKvBlocks(5).blockSize(4)
-                .maxNumSeqs(2).build(), LatencyModel.DEFAULT, TextMode.RANDOM, dir);
+        EngineFixture f = new EngineFixture(
+                EngineFixture.config()
+                        .enableLora(false)
+                        .numKvBlocks(5)
+                        .blockSize(4)
+                        .maxNumSeqs(2)
+                        .build(),
+                LatencyModel.DEFAULT,
+                TextMode.RANDOM,
+                dir);
         long a = f.submit(null, 8, 12);
         long b = f.submit(null, 8, 12);
         long c = f.submit(null, 4, 2);
@@ -179,6 +202,8 @@ class SchedulerTest {
     }
 
     private static int[] tokens(EngineFixture f, long id) {
-        return f.outputs.get(id).stream().flatMapToInt(o -> Arrays.stream(o.newTokenIds())).toArray();
+        return f.outputs.get(id).stream()
+                .flatMapToInt(o -> Arrays.stream(o.newTokenIds()))
+                .toArray();
     }
 }

@@ -44,8 +44,11 @@ final class SnapshotInvariants implements Consumer<EngineSnapshot> {
             if (a.level() == Level.CPU) cpu++;
             int[] c = actual.remove(a.name());
             if (c == null) c = new int[2];
-            check(c[0] == a.running() && c[1] == a.waiting(), s, a.name() + " counts " + a.running() + "/" + a.waiting()
-                    + " but the scheduler holds " + c[0] + "/" + c[1]);
+            check(
+                    c[0] == a.running() && c[1] == a.waiting(),
+                    s,
+                    a.name() + " counts " + a.running() + "/" + a.waiting() + " but the scheduler holds " + c[0] + "/"
+                            + c[1]);
             if (a.running() > 0) check(a.level() == Level.GPU, s, a.name() + " runs but is not in a slot");
             check(a.level() != Level.NONE || a.memoryBytes() == 0, s, a.name() + " has memory but is not resident");
         }
@@ -53,11 +56,25 @@ final class SnapshotInvariants implements Consumer<EngineSnapshot> {
         check(running <= s.numRunning(), s, "adapter running sum " + running + " > " + s.numRunning());
         check(waiting <= s.numWaiting(), s, "adapter waiting sum " + waiting + " > " + s.numWaiting());
         check(s.lora().slotsUsed() <= s.lora().maxLoras(), s, "slots used exceed max_loras");
-        check(gpu == s.lora().slotsUsed(), s, "gpu-level adapters " + gpu + " != slots used " + s.lora().slotsUsed());
-        check(cpu == s.lora().hostOnly(), s, "cpu-level adapters " + cpu + " != host only " + s.lora().hostOnly());
+        check(
+                gpu == s.lora().slotsUsed(),
+                s,
+                "gpu-level adapters " + gpu + " != slots used " + s.lora().slotsUsed());
+        check(
+                cpu == s.lora().hostOnly(),
+                s,
+                "cpu-level adapters " + cpu + " != host only " + s.lora().hostOnly());
         check(gpu + cpu <= s.lora().maxCpuLoras(), s, "host tier holds more than max_cpu_loras");
-        List<String> runningNames = s.lora().adapters().stream().filter(a -> a.running() > 0).map(AdapterState::name).sorted().toList();
-        List<String> waitingNames = s.lora().adapters().stream().filter(a -> a.waiting() > 0).map(AdapterState::name).sorted().toList();
+        List<String> runningNames = s.lora().adapters().stream()
+                .filter(a -> a.running() > 0)
+                .map(AdapterState::name)
+                .sorted()
+                .toList();
+        List<String> waitingNames = s.lora().adapters().stream()
+                .filter(a -> a.waiting() > 0)
+                .map(AdapterState::name)
+                .sorted()
+                .toList();
         check(runningNames.equals(s.lora().runningAdapters()), s, "legacy running set differs");
         check(waitingNames.equals(s.lora().waitingAdapters()), s, "legacy waiting set differs");
     }

@@ -2,9 +2,9 @@ package dev.patchbay.launcher;
 
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.openjdk.jmh.Main;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
-import org.openjdk.jmh.Main;
 
 /** {@code patchbay jmh [JMH options] [benchmark regex]}: runs the JMH benchmarks shipped in the jar. */
 @Command(name = "jmh", description = "Run JMH benchmarks (arguments go to JMH; -h for its help).")

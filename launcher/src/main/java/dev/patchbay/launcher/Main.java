@@ -6,15 +6,25 @@ import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.model.GenerateModelCommand;
 import dev.patchbay.router.RouteCommand;
 import dev.patchbay.server.ServeCommand;
+import java.util.Arrays;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import java.util.Arrays;
 
 /** The {@code patchbay} command: one jar, one subcommand per part. */
-@Command(name = "patchbay", mixinStandardHelpOptions = true, version = "Patchbay 0.1.0",
+@Command(
+        name = "patchbay",
+        mixinStandardHelpOptions = true,
+        version = "Patchbay 0.1.0",
         description = "Serve many LoRA adapters on shared base models and route their traffic.",
-        subcommands = {ServeCommand.class, RouteCommand.class, GatewayCommand.class, SimulateCommand.class, SweepCommand.class, GenerateModelCommand.class,
-                JmhCommand.class})
+        subcommands = {
+            ServeCommand.class,
+            RouteCommand.class,
+            GatewayCommand.class,
+            SimulateCommand.class,
+            SweepCommand.class,
+            GenerateModelCommand.class,
+            JmhCommand.class
+        })
 public final class Main implements Runnable {
     @Override
     public void run() {

@@ -1,5 +1,7 @@
 package dev.patchbay.launcher;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -18,11 +20,6 @@ import dev.patchbay.router.pick.profile.PluginType;
 import dev.patchbay.router.pick.profile.PluginTypes;
 import dev.patchbay.router.pick.profile.ProfileFile;
 import dev.patchbay.testkit.RequiredTool;
-import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.OptionSpec;
-
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -41,8 +38,10 @@ import java.util.Random;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * {@code docs/configuration.md} against the code, both ways: every flag of every {@code patchbay} subcommand (from
@@ -57,7 +56,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ConfigurationReferenceTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern MARKER = Pattern.compile("^<!-- (flags: (\\S+)|keys: router\\.json|plugin-parameters) -->$");
+    private static final Pattern MARKER =
+            Pattern.compile("^<!-- (flags: (\\S+)|keys: router\\.json|plugin-parameters) -->$");
     private static final Pattern ONE_CODE_SPAN = Pattern.compile("^`([^`]*)`$");
     private static final String NO_PARAMETERS = "(none)";
 
@@ -78,59 +78,74 @@ class ConfigurationReferenceTest {
 
     @Test
     void aFlagWithAWrongDefaultIsReported() throws IOException {
-        String doc = replaced(reference(), "| `--max-num-batched-tokens` | `8192` |", "| `--max-num-batched-tokens` | `4096` |");
-        assertThat(problems(doc)).containsExactly(
-                "patchbay serve: --max-num-batched-tokens defaults to 8192 in the code, the reference says `4096`");
+        String doc = replaced(
+                reference(), "| `--max-num-batched-tokens` | `8192` |", "| `--max-num-batched-tokens` | `4096` |");
+        assertThat(problems(doc))
+                .containsExactly(
+                        "patchbay serve: --max-num-batched-tokens defaults to 8192 in the code, the reference says `4096`");
     }
 
     @Test
     void aFlagWithADefaultInWordsWhereTheCodeHasOneIsReported() throws IOException {
-        String doc = replaced(reference(), "| `--scrape-path` | `snapshot` | `text`: render",
+        String doc = replaced(
+                reference(),
+                "| `--scrape-path` | `snapshot` | `text`: render",
                 "| `--scrape-path` | the fast one | `text`: render");
-        assertThat(problems(doc)).containsExactly(
-                "patchbay simulate: --scrape-path defaults to snapshot in the code, the reference gives it in words");
+        assertThat(problems(doc))
+                .containsExactly(
+                        "patchbay simulate: --scrape-path defaults to snapshot in the code, the reference gives it in words");
     }
 
     @Test
     void aFlagTheCommandLacksIsReported() throws IOException {
-        String doc = replaced(reference(), "| `--admin-port` |", "| `--no-such-flag` | none | made up |\n| `--admin-port` |");
-        assertThat(problems(doc)).containsExactly(
-                "patchbay gateway: the reference names --no-such-flag, which the command does not have");
+        String doc = replaced(
+                reference(), "| `--admin-port` |", "| `--no-such-flag` | none | made up |\n| `--admin-port` |");
+        assertThat(problems(doc))
+                .containsExactly(
+                        "patchbay gateway: the reference names --no-such-flag, which the command does not have");
     }
 
     @Test
     void aConfigKeyLeftOutOrWithAWrongDefaultIsReported() throws IOException {
         String doc = without(reference(), "| `seed` |");
-        doc = replaced(doc, "| `flowControl.saturation.queueDepthThreshold` | `5` |",
+        doc = replaced(
+                doc,
+                "| `flowControl.saturation.queueDepthThreshold` | `5` |",
                 "| `flowControl.saturation.queueDepthThreshold` | `6` |");
-        assertThat(problems(doc)).containsExactly(
-                "router.json: flowControl.saturation.queueDepthThreshold given as the documented default 6 builds "
-                        + "another router than leaving it out",
-                "router.json: seed is not in the reference");
+        assertThat(problems(doc))
+                .containsExactly(
+                        "router.json: flowControl.saturation.queueDepthThreshold given as the documented default 6 builds "
+                                + "another router than leaving it out",
+                        "router.json: seed is not in the reference");
     }
 
     @Test
     void aConfigKeyTheCodeLacksIsReported() throws IOException {
         String doc = replaced(reference(), "| `seed` |", "| `maxRetries` | `1` | made up |\n| `seed` |");
-        assertThat(problems(doc)).containsExactly("router.json: the reference names maxRetries, which the code does not read");
+        assertThat(problems(doc))
+                .containsExactly("router.json: the reference names maxRetries, which the code does not read");
     }
 
     @Test
     void aPluginParameterWithAWrongDefaultOrATypeLeftOutIsReported() throws IOException {
-        String doc = replaced(reference(), "| `queue-scorer` | `minSpread` | `0` |", "| `queue-scorer` | `minSpread` | `2` |");
+        String doc = replaced(
+                reference(), "| `queue-scorer` | `minSpread` | `0` |", "| `queue-scorer` | `minSpread` | `2` |");
         doc = without(doc, "| `kv-cache-scorer` | (none) |");
-        assertThat(problems(doc)).containsExactly(
-                "plugin queue-scorer: minSpread given as the documented default 2 builds another picker than "
-                        + "leaving it out",
-                "plugin kv-cache-scorer is not in the reference (a type without parameters has a (none) row)");
+        assertThat(problems(doc))
+                .containsExactly(
+                        "plugin queue-scorer: minSpread given as the documented default 2 builds another picker than "
+                                + "leaving it out",
+                        "plugin kv-cache-scorer is not in the reference (a type without parameters has a (none) row)");
     }
 
     @Test
     void aPluginParameterTheTypeLacksIsReported() throws IOException {
-        String doc = replaced(reference(), "| `queue-scorer` | `minSpread` |",
+        String doc = replaced(
+                reference(),
+                "| `queue-scorer` | `minSpread` |",
                 "| `queue-scorer` | `maxHeld` | `10000` | made up |\n| `queue-scorer` | `minSpread` |");
-        assertThat(problems(doc)).containsExactly(
-                "plugin queue-scorer: the reference names maxHeld, which the type does not take");
+        assertThat(problems(doc))
+                .containsExactly("plugin queue-scorer: the reference names maxHeld, which the type does not take");
     }
 
     /** The profile guide's example profile file is one the router reads. */
@@ -170,8 +185,8 @@ class ConfigurationReferenceTest {
             if (!m.matches()) {
                 continue;
             }
-            String key = m.group(2) != null ? "flags:" + m.group(2)
-                    : m.group(1).startsWith("keys") ? "keys" : "plugins";
+            String key =
+                    m.group(2) != null ? "flags:" + m.group(2) : m.group(1).startsWith("keys") ? "keys" : "plugins";
             List<List<String>> rows = new ArrayList<>();
             int j = i + 1;
             for (int line = 0; j < lines.length && lines[j].startsWith("|"); j++, line++) {
@@ -258,8 +273,10 @@ class ConfigurationReferenceTest {
                     problems.add(where + " defaults to " + code + " in the code, the reference says `" + given + "`");
                 }
                 if (option.required() != doc.getValue().startsWith("required")) {
-                    problems.add(where + (option.required() ? " is required, the reference does not say so"
-                            : " is not required, the reference says it is"));
+                    problems.add(where
+                            + (option.required()
+                                    ? " is required, the reference does not say so"
+                                    : " is not required, the reference says it is"));
                 }
             }
         }
@@ -274,7 +291,8 @@ class ConfigurationReferenceTest {
         if (initial == null || (initial instanceof Collection<?> c && c.isEmpty())) {
             return null;
         }
-        return initial instanceof Collection<?> c ? String.join(",", c.stream().map(String::valueOf).toList())
+        return initial instanceof Collection<?> c
+                ? String.join(",", c.stream().map(String::valueOf).toList())
                 : String.valueOf(initial);
     }
 
@@ -338,7 +356,9 @@ class ConfigurationReferenceTest {
                         + " builds another router than leaving it out");
                 continue;
             }
-            if (otherValues(value).stream().map(v -> configWith(key, v)).noneMatch(c -> c != null && !c.equals(defaults))) {
+            if (otherValues(value).stream()
+                    .map(v -> configWith(key, v))
+                    .noneMatch(c -> c != null && !c.equals(defaults))) {
                 problems.add("router.json: no other value of " + key + " changes the router built: is it read?");
             }
         }
@@ -363,7 +383,8 @@ class ConfigurationReferenceTest {
                 configKeys(raw, key + ".", keys, objects);
             } else if (List.class.isAssignableFrom(raw)
                     && component.getGenericType() instanceof ParameterizedType list
-                    && list.getActualTypeArguments()[0] instanceof Class<?> element && element.isRecord()) {
+                    && list.getActualTypeArguments()[0] instanceof Class<?> element
+                    && element.isRecord()) {
                 objects.add(key);
                 configKeys(element, key + "[].", keys, objects);
             }
@@ -417,12 +438,15 @@ class ConfigurationReferenceTest {
         Map<String, Map<String, String>> documented = new LinkedHashMap<>();
         for (List<String> row : rows) {
             String type = literal(row.get(0));
-            String parameter = row.size() < 4 ? null
-                    : row.get(1).equals(NO_PARAMETERS) ? NO_PARAMETERS : literal(row.get(1));
+            String parameter =
+                    row.size() < 4 ? null : row.get(1).equals(NO_PARAMETERS) ? NO_PARAMETERS : literal(row.get(1));
             if (type == null || parameter == null) {
                 problems.add("plugin parameters: a row is not | `type` | `parameter` or (none) | default | meaning |: "
                         + row);
-            } else if (documented.computeIfAbsent(type, t -> new LinkedHashMap<>()).put(parameter, row.get(2)) != null) {
+            } else if (documented
+                            .computeIfAbsent(type, t -> new LinkedHashMap<>())
+                            .put(parameter, row.get(2))
+                    != null) {
                 problems.add("plugin " + type + ": " + parameter + " is in the reference twice");
             }
         }
@@ -454,7 +478,8 @@ class ConfigurationReferenceTest {
                     continue;
                 }
                 if (!pluginType.parameters().contains(parameter)) {
-                    problems.add("plugin " + type + ": the reference names " + parameter + ", which the type does not take");
+                    problems.add(
+                            "plugin " + type + ": the reference names " + parameter + ", which the type does not take");
                     continue;
                 }
                 String given = literal(entry.getValue());
@@ -465,7 +490,8 @@ class ConfigurationReferenceTest {
                     value = null;
                 }
                 if (value == null) {
-                    problems.add("plugin " + type + ": " + parameter + " needs its default as a JSON value in one code span");
+                    problems.add("plugin " + type + ": " + parameter
+                            + " needs its default as a JSON value in one code span");
                     continue;
                 }
                 List<String> withDefault = fingerprint(type, parameter, value);
@@ -480,7 +506,8 @@ class ConfigurationReferenceTest {
                     read |= changed != null && !changed.equals(without);
                 }
                 if (!read) {
-                    problems.add("plugin " + type + ": no other value of " + parameter + " changes the picker: is it read?");
+                    problems.add(
+                            "plugin " + type + ": no other value of " + parameter + " changes the picker: is it read?");
                 }
             }
         }
@@ -499,14 +526,17 @@ class ConfigurationReferenceTest {
         if (PluginTypes.find(type).plugin(PluginParameters.NONE) instanceof Plugin.ScorerPlugin) {
             ref.put("weight", 1);
         }
-        ObjectNode file = JsonNodeFactory.instance.objectNode()
-                .put("apiVersion", "inference.networking.x-k8s.io/v1alpha1").put("kind", "EndpointPickerConfig");
+        ObjectNode file = JsonNodeFactory.instance
+                .objectNode()
+                .put("apiVersion", "inference.networking.x-k8s.io/v1alpha1")
+                .put("kind", "EndpointPickerConfig");
         file.putArray("plugins").add(plugin);
         ArrayNode profiles = file.putArray("schedulingProfiles");
         profiles.addObject().put("name", "reference").putArray("plugins").add(ref);
         EndpointPicker picker;
         try {
-            picker = ProfileFile.parse("reference", file.toString()).profile("reference")
+            picker = ProfileFile.parse("reference", file.toString())
+                    .profile("reference")
                     .create(new Random(0), () -> 0L);
         } catch (IllegalArgumentException e) {
             return null;
@@ -534,8 +564,12 @@ class ConfigurationReferenceTest {
                     continue;
                 }
                 Class<?> t = field.getType();
-                boolean plain = t.isPrimitive() || t == String.class || Number.class.isAssignableFrom(t)
-                        || t == Boolean.class || t.isEnum() || t == Duration.class;
+                boolean plain = t.isPrimitive()
+                        || t == String.class
+                        || Number.class.isAssignableFrom(t)
+                        || t == Boolean.class
+                        || t.isEnum()
+                        || t == Duration.class;
                 if (!plain && !t.isRecord()) {
                     continue; // maps of drains, clocks, random sources: state, not settings
                 }
@@ -546,7 +580,10 @@ class ConfigurationReferenceTest {
                 } catch (IllegalAccessException e) {
                     throw new AssertionError(e);
                 }
-                sb.append(field.getName()).append('=').append(value instanceof Record r ? fields(r) : value).append(' ');
+                sb.append(field.getName())
+                        .append('=')
+                        .append(value instanceof Record r ? fields(r) : value)
+                        .append(' ');
             }
         }
         return sb.append(']').toString();
@@ -561,7 +598,7 @@ class ConfigurationReferenceTest {
             others.addAll(List.of(f.numberNode(n + 1), f.numberNode(n / 2), f.numberNode(n - 1)));
         } else if (value.isNumber()) {
             double d = value.doubleValue();
-            for (double other : new double[]{d + 1, d / 2, d - 0.05, d + 0.1, d + 0.01}) {
+            for (double other : new double[] {d + 1, d / 2, d - 0.05, d + 0.1, d + 0.01}) {
                 others.add(f.numberNode(other));
             }
         } else if (value.isBoolean()) {
@@ -608,7 +645,9 @@ class ConfigurationReferenceTest {
 
     private static String replaced(String doc, String from, String to) {
         assertThat(doc.indexOf(from)).as(from).isNotNegative();
-        assertThat(doc.indexOf(from, doc.indexOf(from) + 1)).as("a second " + from).isNegative();
+        assertThat(doc.indexOf(from, doc.indexOf(from) + 1))
+                .as("a second " + from)
+                .isNegative();
         return doc.replace(from, to);
     }
 }

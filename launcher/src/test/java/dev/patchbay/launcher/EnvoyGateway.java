@@ -42,7 +42,8 @@ final class EnvoyGateway implements AutoCloseable {
         this.processes = processes;
         this.dir = dir;
         this.envoyBinary = RequiredTool.thirdParty("envoy");
-        this.pool = servers.stream().map(port -> new Endpoint("127.0.0.1", port)).toList();
+        this.pool =
+                servers.stream().map(port -> new Endpoint("127.0.0.1", port)).toList();
         this.poolFile = dir.resolve("pool.txt");
         this.routerConfig = dir.resolve("router.json");
         Files.writeString(this.routerConfig, routerConfig);
@@ -55,9 +56,22 @@ final class EnvoyGateway implements AutoCloseable {
 
     /** Starts the picker: on free ports the first time, on the same ports after {@link #killPicker()}. */
     void startPicker() throws IOException {
-        picker = processes.launch("route", "--host", "127.0.0.1", "--port", "0", "--staleness", "1s",
-                "--endpoints-file", poolFile.toString(), "--config", routerConfig.toString(),
-                "--ext-proc-port", Integer.toString(extProcPort), "--grpc-health-port", Integer.toString(healthPort));
+        picker = processes.launch(
+                "route",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--staleness",
+                "1s",
+                "--endpoints-file",
+                poolFile.toString(),
+                "--config",
+                routerConfig.toString(),
+                "--ext-proc-port",
+                Integer.toString(extProcPort),
+                "--grpc-health-port",
+                Integer.toString(healthPort));
         pickerHttpPort = LauncherProcesses.port(picker, LauncherProcesses.ROUTING);
         extProcPort = LauncherProcesses.port(picker, EXT_PROC);
         healthPort = LauncherProcesses.port(picker, HEALTH);
@@ -75,7 +89,9 @@ final class EnvoyGateway implements AutoCloseable {
     /** The picker's pool: the servers it may send to (the file it watches). */
     void writePool(List<Endpoint> endpoints) throws IOException {
         Path next = dir.resolve("pool.txt.next");
-        Files.writeString(next, String.join("\n", endpoints.stream().map(Endpoint::address).toList()) + "\n");
+        Files.writeString(
+                next,
+                String.join("\n", endpoints.stream().map(Endpoint::address).toList()) + "\n");
         Files.move(next, poolFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
@@ -86,10 +102,12 @@ final class EnvoyGateway implements AutoCloseable {
     /** A real Envoy in front of the picker, on a free port; its log goes to {@code envoy-<mode>.log}. */
     EnvoyProcess startEnvoy(EnvoyConfig.FailureMode mode) throws IOException, InterruptedException {
         Path config = dir.resolve("envoy-" + mode.inferencePoolName() + ".yaml");
-        Files.writeString(config, EnvoyConfig.render(new EnvoyConfig.Gateway("127.0.0.1", 0, 0,
-                new Endpoint("127.0.0.1", extProcPort), healthPort, mode, pool)));
-        EnvoyProcess envoy = EnvoyProcess.start(envoyBinary, config,
-                dir.resolve("envoy-" + mode.inferencePoolName() + ".log"), "info");
+        Files.writeString(
+                config,
+                EnvoyConfig.render(new EnvoyConfig.Gateway(
+                        "127.0.0.1", 0, 0, new Endpoint("127.0.0.1", extProcPort), healthPort, mode, pool)));
+        EnvoyProcess envoy = EnvoyProcess.start(
+                envoyBinary, config, dir.resolve("envoy-" + mode.inferencePoolName() + ".log"), "info");
         envoys.add(envoy);
         return envoy;
     }

@@ -2,7 +2,6 @@ package dev.patchbay.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.engine.adapter.PeftWriter;
 import dev.patchbay.engine.sim.SimModel;
@@ -59,8 +58,10 @@ class EnvoyGatewayTest {
     static Path dir;
 
     static final LauncherProcesses processes = new LauncherProcesses();
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    static final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
     static EnvoyGateway gateway;
     static List<Integer> servers = new ArrayList<>();
     static String baseModel;
@@ -72,15 +73,32 @@ class EnvoyGatewayTest {
     @BeforeAll
     static void startTheGatewayPath() throws Exception {
         for (String a : ADAPTERS) {
-            PeftWriter.write(dir.resolve(a), SimModel.DEFAULT_CONFIG, "gw", 8, 16, List.of("q_proj", "v_proj"),
-                    a.hashCode());
+            PeftWriter.write(
+                    dir.resolve(a), SimModel.DEFAULT_CONFIG, "gw", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
         }
         List<LauncherProcesses.Launched> launched = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            List<String> args = new ArrayList<>(List.of("serve", "--model", "sim:gw", "--host", "127.0.0.1",
-                    "--port", "0", "--demo-adapters", "0", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "4",
-                    "--max-num-seqs", "4", "--sim-latency-ms", "2,0.01,0.1,0.2,80,3",
-                    "--lora-allowed-dirs", dir.toString()));
+            List<String> args = new ArrayList<>(List.of(
+                    "serve",
+                    "--model",
+                    "sim:gw",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--demo-adapters",
+                    "0",
+                    "--enable-lora",
+                    "--max-loras",
+                    "2",
+                    "--max-cpu-loras",
+                    "4",
+                    "--max-num-seqs",
+                    "4",
+                    "--sim-latency-ms",
+                    "2,0.01,0.1,0.2,80,3",
+                    "--lora-allowed-dirs",
+                    dir.toString()));
             for (String a : ADAPTERS) {
                 args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
             }
@@ -89,7 +107,10 @@ class EnvoyGatewayTest {
         for (LauncherProcesses.Launched s : launched) {
             servers.add(LauncherProcesses.port(s, LauncherProcesses.SERVING));
         }
-        baseModel = JSON.readTree(processes.get(servers.getFirst(), "/v1/models")).path("data").path(0).path("id")
+        baseModel = JSON.readTree(processes.get(servers.getFirst(), "/v1/models"))
+                .path("data")
+                .path(0)
+                .path("id")
                 .asText();
 
         gateway = new EnvoyGateway(processes, dir, servers, ROUTER_CONFIG);
@@ -135,8 +156,10 @@ class EnvoyGatewayTest {
         assertThat(statuses.keySet()).containsOnly(200);
         double lookups = after.get("lookups") - before.get("lookups");
         double hits = after.get("hits") - before.get("hits");
-        System.out.printf("through Envoy: %.0f adapter requests scheduled, %.0f found their adapter in a slot, "
-                + "%.0f loads from storage%n", lookups, hits, after.get("diskLoads") - before.get("diskLoads"));
+        System.out.printf(
+                "through Envoy: %.0f adapter requests scheduled, %.0f found their adapter in a slot, "
+                        + "%.0f loads from storage%n",
+                lookups, hits, after.get("diskLoads") - before.get("diskLoads"));
         assertThat(lookups).as("adapter requests the servers scheduled").isGreaterThanOrEqualTo(96);
         assertThat(hits).as("of them found their adapter in a batch slot").isEqualTo(lookups);
         assertThat(after.get("diskLoads")).as("adapters loaded from storage").isEqualTo(before.get("diskLoads"));
@@ -147,7 +170,9 @@ class EnvoyGatewayTest {
         try (HeldStream stream = HeldStream.open(failClosePort, completion("a1", 8000, true))) {
             String first = stream.readUntil("data: ");
             assertThat(first).startsWith("HTTP/1.1 200");
-            assertThat(runningOnServers()).as("the answer is still being written").isGreaterThanOrEqualTo(1);
+            assertThat(runningOnServers())
+                    .as("the answer is still being written")
+                    .isGreaterThanOrEqualTo(1);
         }
         awaitServersIdle();
     }
@@ -184,7 +209,9 @@ class EnvoyGatewayTest {
                     return true;
                 }
                 if (sheddable.stream().allMatch(CompletableFuture::isDone)) {
-                    sheddable.add(postAsync(failClosePort, completion("a2", 2, false),
+                    sheddable.add(postAsync(
+                            failClosePort,
+                            completion("a2", 2, false),
                             Map.of("x-gateway-inference-objective", "batch")));
                 }
                 return false;
@@ -195,26 +222,34 @@ class EnvoyGatewayTest {
             }
         }
         HttpResponse<String> shed = sheddable.getLast().join();
-        assertThat(JSON.readTree(shed.body()).path("error").path("code").asText()).isEqualTo("pool_saturated");
-        assertThat(shed.headers().firstValue("content-type")).hasValueSatisfying(
-                type -> assertThat(type).contains("application/json"));
+        assertThat(JSON.readTree(shed.body()).path("error").path("code").asText())
+                .isEqualTo("pool_saturated");
+        assertThat(shed.headers().firstValue("content-type"))
+                .hasValueSatisfying(type -> assertThat(type).contains("application/json"));
         for (CompletableFuture<HttpResponse<String>> r : sheddable) {
-            assertThat(r.get(1, TimeUnit.MINUTES).statusCode()).as("sheddable: refused or served").isIn(200, 429);
+            assertThat(r.get(1, TimeUnit.MINUTES).statusCode())
+                    .as("sheddable: refused or served")
+                    .isIn(200, 429);
         }
 
         awaitServersIdle();
-        Await.until("the picker's prompt tally is back to 0", unchecked(() -> picker(
-                "patchbay_router_endpoint_prompt_tokens_in_flight") == 0));
+        Await.until(
+                "the picker's prompt tally is back to 0",
+                unchecked(() -> picker("patchbay_router_endpoint_prompt_tokens_in_flight") == 0));
         assertThat(post(failClosePort, completion("a2", 2, false), Map.of("x-gateway-inference-objective", "batch"))
-                .statusCode()).as("not saturated any more").isEqualTo(200);
+                        .statusCode())
+                .as("not saturated any more")
+                .isEqualTo(200);
     }
 
     @Test
     void aLargeBodyComesThroughWholeInChunks() throws Exception {
         // Envoy streams a body to the picker in pieces and takes it back in pieces of at most 62,000 bytes.
         String user = "u".repeat(1024 * 1024);
-        HttpResponse<String> r = post(failClosePort, "{\"model\":\"a3\",\"prompt\":\"the water is\","
-                + "\"max_tokens\":2,\"user\":\"" + user + "\"}", Map.of());
+        HttpResponse<String> r = post(
+                failClosePort,
+                "{\"model\":\"a3\",\"prompt\":\"the water is\"," + "\"max_tokens\":2,\"user\":\"" + user + "\"}",
+                Map.of());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         assertThat(JSON.readTree(r.body()).path("model").asText()).isEqualTo("a3");
     }
@@ -225,8 +260,10 @@ class EnvoyGatewayTest {
         for (int port : List.of(failClosePort, failOpenPort)) {
             HttpResponse<String> refused = post(port, "{\"model\":\"a0\",\"prompt\":\"" + prompt + "\"}", Map.of());
             assertThat(refused.statusCode()).isEqualTo(413);
-            assertThat(JSON.readTree(refused.body()).path("error").path("code").asText()).isEqualTo("body_too_large");
-            assertThat(post(port, completion("a0", 2, false), Map.of()).statusCode()).isEqualTo(200);
+            assertThat(JSON.readTree(refused.body()).path("error").path("code").asText())
+                    .isEqualTo("body_too_large");
+            assertThat(post(port, completion("a0", 2, false), Map.of()).statusCode())
+                    .isEqualTo(200);
         }
     }
 
@@ -234,17 +271,20 @@ class EnvoyGatewayTest {
     void withNoReadyServerThePickerAnswers503WithItsErrorBodyInEitherFailureMode() throws Exception {
         gateway.writePool(List.of(new Endpoint("127.0.0.1", 1))); // nothing listens there
         try {
-            Await.until("the picker has no ready server", unchecked(() -> picker("patchbay_router_endpoint_ready") == 0));
+            Await.until(
+                    "the picker has no ready server", unchecked(() -> picker("patchbay_router_endpoint_ready") == 0));
             for (int port : List.of(failClosePort, failOpenPort)) {
                 HttpResponse<String> r = post(port, completion("a0", 2, false), Map.of());
                 assertThat(r.statusCode()).isEqualTo(503);
-                assertThat(JSON.readTree(r.body()).path("error").path("code").asText()).isEqualTo("no_ready_endpoint");
+                assertThat(JSON.readTree(r.body()).path("error").path("code").asText())
+                        .isEqualTo("no_ready_endpoint");
             }
         } finally {
             gateway.writePool(gateway.pool());
             processes.awaitReady(gateway.pickerHttpPort(), 3);
         }
-        assertThat(post(failClosePort, completion("a0", 2, false), Map.of()).statusCode()).isEqualTo(200);
+        assertThat(post(failClosePort, completion("a0", 2, false), Map.of()).statusCode())
+                .isEqualTo(200);
     }
 
     @Test
@@ -255,14 +295,19 @@ class EnvoyGatewayTest {
 
         for (int i = 0; i < 5; i++) {
             assertThat(post(failClosePort, completion("a0", 2, false), Map.of()).statusCode())
-                    .as("FailClose, picker down").isEqualTo(503);
+                    .as("FailClose, picker down")
+                    .isEqualTo(503);
         }
         // FailOpen skips the picker once Envoy has taken it out (its first failed connection or health check).
-        Await.until("FailOpen carries a request without the picker",
-                unchecked(() -> post(failOpenPort, completion("a0", 2, false), Map.of()).statusCode() == 200));
+        Await.until(
+                "FailOpen carries a request without the picker",
+                unchecked(() ->
+                        post(failOpenPort, completion("a0", 2, false), Map.of()).statusCode() == 200));
         for (int i = 0; i < 5; i++) {
             // A destination the client names is not honoured: port 1 has no server.
-            HttpResponse<String> r = post(failOpenPort, completion("a" + (i % 4), 2, false),
+            HttpResponse<String> r = post(
+                    failOpenPort,
+                    completion("a" + (i % 4), 2, false),
                     Map.of("x-gateway-destination-endpoint", "127.0.0.1:1"));
             assertThat(r.statusCode()).as("FailOpen, picker down").isEqualTo(200);
         }
@@ -272,19 +317,35 @@ class EnvoyGatewayTest {
         awaitRoutedThroughThePicker();
         assertThat(failClose.process().pid()).isEqualTo(closePid);
         assertThat(failOpen.process().pid()).isEqualTo(openPid);
-        assertThat(failClose.process().isAlive() && failOpen.process().isAlive()).isTrue();
+        assertThat(failClose.process().isAlive() && failOpen.process().isAlive())
+                .isTrue();
     }
 
     @Test
     void theGatewayInABoxServesThroughEnvoyWithOneCommand() throws Exception {
-        LauncherProcesses.Launched box = processes.launch("gateway", "--host", "127.0.0.1", "--port", "0",
-                "--admin-port", "0", "--router-port", "0", "--ext-proc-port", "0", "--grpc-health-port", "0",
-                "--envoy", gateway.envoyBinary().toString(), "--endpoints",
+        LauncherProcesses.Launched box = processes.launch(
+                "gateway",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--admin-port",
+                "0",
+                "--router-port",
+                "0",
+                "--ext-proc-port",
+                "0",
+                "--grpc-health-port",
+                "0",
+                "--envoy",
+                gateway.envoyBinary().toString(),
+                "--endpoints",
                 String.join(",", servers.stream().map(p -> "localhost:" + p).toList()));
         int port = LauncherProcesses.port(box, BOX_LISTENING);
         int metrics = LauncherProcesses.port(box, BOX_METRICS);
-        Await.until("the box's Envoy routes through its picker", unchecked(() ->
-                post(port, completion("a1", 2, false), Map.of()).statusCode() == 200
+        Await.until(
+                "the box's Envoy routes through its picker",
+                unchecked(() -> post(port, completion("a1", 2, false), Map.of()).statusCode() == 200
                         && processes.sample(metrics, "patchbay_router_picks_total", "") > 0));
         HttpResponse<String> streamed = post(port, chat("a2", 4, true), Map.of(), true);
         assertThat(streamed.statusCode()).isEqualTo(200);
@@ -313,7 +374,8 @@ class EnvoyGatewayTest {
                     boolean stream = (i / (2 * models.size())) % 2 == 1;
                     String body = chat ? chat(model, 4 + i % 8, stream) : completion(model, 4 + i % 8, stream);
                     HttpResponse<String> r = post(failClosePort, body, Map.of(), chat);
-                    statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger()).incrementAndGet();
+                    statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger())
+                            .incrementAndGet();
                     if (r.statusCode() == 200) {
                         checkAnswer(r.body(), model, stream);
                     }
@@ -333,7 +395,10 @@ class EnvoyGatewayTest {
             assertThat(JSON.readTree(body).path("model").asText()).isEqualTo(model);
             return;
         }
-        List<String> events = body.lines().filter(l -> l.startsWith("data: ")).map(l -> l.substring(6)).toList();
+        List<String> events = body.lines()
+                .filter(l -> l.startsWith("data: "))
+                .map(l -> l.substring(6))
+                .toList();
         assertThat(events).as("a streamed answer").hasSizeGreaterThan(1);
         assertThat(events.getLast()).isEqualTo("[DONE]");
         assertThat(JSON.readTree(events.getFirst()).path("model").asText()).isEqualTo(model);
@@ -363,9 +428,10 @@ class EnvoyGatewayTest {
     }
 
     private static HttpRequest request(int port, String body, Map<String, String> headers, boolean chat) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-                        + (chat ? "/v1/chat/completions" : "/v1/completions")))
-                .timeout(Duration.ofMinutes(1)).header("Content-Type", "application/json")
+        HttpRequest.Builder request = HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + (chat ? "/v1/chat/completions" : "/v1/completions")))
+                .timeout(Duration.ofMinutes(1))
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         headers.forEach(request::header);
         return request.build();
@@ -377,10 +443,12 @@ class EnvoyGatewayTest {
     private static Map<String, Double> serverTotals() throws Exception {
         Map<String, Double> totals = new HashMap<>();
         for (int port : servers) {
-            totals.merge("lookups", processes.sample(port, "vllm:lora_cache_lookups_total", "level=\"gpu\""),
-                    Double::sum);
+            totals.merge(
+                    "lookups", processes.sample(port, "vllm:lora_cache_lookups_total", "level=\"gpu\""), Double::sum);
             totals.merge("hits", processes.sample(port, "vllm:lora_cache_hits_total", "level=\"gpu\""), Double::sum);
-            totals.merge("diskLoads", processes.sample(port, "vllm:lora_adapter_loads_total", "source=\"disk\""),
+            totals.merge(
+                    "diskLoads",
+                    processes.sample(port, "vllm:lora_adapter_loads_total", "source=\"disk\""),
                     Double::sum);
         }
         return totals;
@@ -407,14 +475,19 @@ class EnvoyGatewayTest {
         Await.until("every server's running and waiting gauges are 0", unchecked(() -> {
             for (int port : servers) {
                 String page = processes.get(port, "/metrics");
-                for (String family : List.of("vllm:num_requests_running", "vllm:num_requests_waiting",
-                        "vllm:num_lora_requests_running", "vllm:num_lora_requests_waiting")) {
+                for (String family : List.of(
+                        "vllm:num_requests_running",
+                        "vllm:num_requests_waiting",
+                        "vllm:num_lora_requests_running",
+                        "vllm:num_lora_requests_waiting")) {
                     if (processes.sample(port, family, "") != 0) {
                         return false;
                     }
                 }
-                if (page.lines().anyMatch(l -> l.startsWith("vllm:lora_requests_info{")
-                        && !(l.contains("running_lora_adapters=\"\"") && l.contains("waiting_lora_adapters=\"\"")))) {
+                if (page.lines()
+                        .anyMatch(l -> l.startsWith("vllm:lora_requests_info{")
+                                && !(l.contains("running_lora_adapters=\"\"")
+                                        && l.contains("waiting_lora_adapters=\"\"")))) {
                     return false;
                 }
             }
@@ -464,7 +537,8 @@ class EnvoyGatewayTest {
             byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
             OutputStream out = socket.getOutputStream();
             out.write(("POST /v1/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: " + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                            + "Content-Length: " + bytes.length + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
             out.write(bytes);
             out.flush();
             return new HeldStream(socket);

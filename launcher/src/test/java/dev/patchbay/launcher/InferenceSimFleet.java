@@ -35,6 +35,7 @@ final class InferenceSimFleet implements AutoCloseable {
     static final int MAX_LORAS = 2;
     /** Fast enough to keep the suite short, slow enough that a request runs for many scrapes. */
     static final String TIME_TO_FIRST_TOKEN = "50ms", INTER_TOKEN_LATENCY = "10ms";
+
     static final String SUCCESS = "vllm:request_success_total", RUNNING = "vllm:num_requests_running";
     private static final Pattern PINNED = Pattern.compile("(?m)^SIM_VERSION=(\\S+)$");
     private static final String LORA_INFO = "vllm:lora_requests_info{";
@@ -47,7 +48,8 @@ final class InferenceSimFleet implements AutoCloseable {
     }
 
     private final LauncherProcesses processes;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final List<Server> sims;
     private final Server serve;
     private final String simVersion;
@@ -75,7 +77,8 @@ final class InferenceSimFleet implements AutoCloseable {
         Path binary = link.toRealPath();
         String wanted = "llm-d-inference-sim-" + pinned.group(1);
         if (!binary.getFileName().toString().equals(wanted)) {
-            throw RequiredTool.missing(link + " is " + binary.getFileName() + ", not the pinned " + wanted + "; " + hint);
+            throw RequiredTool.missing(
+                    link + " is " + binary.getFileName() + ", not the pinned " + wanted + "; " + hint);
         }
         return binary;
     }
@@ -96,13 +99,35 @@ final class InferenceSimFleet implements AutoCloseable {
         String version = binary.getFileName().toString().substring("llm-d-inference-sim-".length());
         System.out.println("llm-d-inference-sim " + version + " (" + binary + ")");
         for (String adapter : ADAPTERS) {
-            PeftWriter.write(dir.resolve(adapter), SimModel.DEFAULT_CONFIG, BASE, 8, 16, List.of("q_proj", "v_proj"),
+            PeftWriter.write(
+                    dir.resolve(adapter),
+                    SimModel.DEFAULT_CONFIG,
+                    BASE,
+                    8,
+                    16,
+                    List.of("q_proj", "v_proj"),
                     adapter.hashCode());
         }
-        List<String> serveArgs = new ArrayList<>(List.of("serve", "--model", "sim:" + BASE, "--host", "127.0.0.1",
-                "--port", "0", "--demo-adapters", "0", "--enable-lora", "--max-loras", Integer.toString(MAX_LORAS),
-                "--max-cpu-loras", "4", "--lora-allowed-dirs", dir.toString(),
-                "--sim-latency-ms", "2,0.01,0.1,0.2,80,3", "--lora-modules"));
+        List<String> serveArgs = new ArrayList<>(List.of(
+                "serve",
+                "--model",
+                "sim:" + BASE,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--demo-adapters",
+                "0",
+                "--enable-lora",
+                "--max-loras",
+                Integer.toString(MAX_LORAS),
+                "--max-cpu-loras",
+                "4",
+                "--lora-allowed-dirs",
+                dir.toString(),
+                "--sim-latency-ms",
+                "2,0.01,0.1,0.2,80,3",
+                "--lora-modules"));
         for (String adapter : ADAPTERS) {
             serveArgs.add(adapter + "=" + dir.resolve(adapter));
         }
@@ -127,20 +152,44 @@ final class InferenceSimFleet implements AutoCloseable {
         }
         for (int attempt = 1; ; attempt++) {
             int port = freePort();
-            List<String> command = new ArrayList<>(List.of(binary.toString(), "--model", BASE, "--port",
-                    Integer.toString(port), "--max-loras", Integer.toString(MAX_LORAS), "--max-cpu-loras", "4",
-                    "--max-num-seqs", "5", "--max-model-len", "4096", "--time-to-first-token", TIME_TO_FIRST_TOKEN,
-                    "--inter-token-latency", INTER_TOKEN_LATENCY, "--lora-modules"));
+            List<String> command = new ArrayList<>(List.of(
+                    binary.toString(),
+                    "--model",
+                    BASE,
+                    "--port",
+                    Integer.toString(port),
+                    "--max-loras",
+                    Integer.toString(MAX_LORAS),
+                    "--max-cpu-loras",
+                    "4",
+                    "--max-num-seqs",
+                    "5",
+                    "--max-model-len",
+                    "4096",
+                    "--time-to-first-token",
+                    TIME_TO_FIRST_TOKEN,
+                    "--inter-token-latency",
+                    INTER_TOKEN_LATENCY,
+                    "--lora-modules"));
             command.addAll(modules);
             LauncherProcesses.Launched sim = processes.launchProgram(command);
-            HttpClient probe = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            HttpClient probe = HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .build();
             boolean up = Await.value(name + " to answer /health or exit", () -> {
                 if (!sim.process().isAlive()) {
                     return false;
                 }
                 try {
-                    return probe.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
-                            HttpResponse.BodyHandlers.discarding()).statusCode() == 200 ? true : null;
+                    return probe.send(
+                                                    HttpRequest.newBuilder(
+                                                                    URI.create("http://127.0.0.1:" + port + "/health"))
+                                                            .build(),
+                                                    HttpResponse.BodyHandlers.discarding())
+                                            .statusCode()
+                                    == 200
+                            ? true
+                            : null;
                 } catch (IOException e) {
                     return null;
                 } catch (InterruptedException e) {
@@ -239,14 +288,16 @@ final class InferenceSimFleet implements AutoCloseable {
 
     /** Loads {@code adapter} on {@code server} at run time, through vLLM's {@code /v1/load_lora_adapter}. */
     void loadAdapter(Server server, String adapter, Path path) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-                        URI.create("http://" + server.address() + "/v1/load_lora_adapter"))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(
-                        "{\"lora_name\":\"" + adapter + "\",\"lora_path\":\"" + path + "\"}"))
-                .build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create("http://" + server.address() + "/v1/load_lora_adapter"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"lora_name\":\"" + adapter + "\",\"lora_path\":\"" + path + "\"}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
-            throw new AssertionError(server.name() + " refused to load " + adapter + ": " + r.statusCode() + " " + r.body());
+            throw new AssertionError(
+                    server.name() + " refused to load " + adapter + ": " + r.statusCode() + " " + r.body());
         }
     }
 

@@ -20,9 +20,9 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Two llm-d-inference-sim servers and one {@code patchbay serve} ({@link InferenceSimFleet}) behind Patchbay's
@@ -45,11 +45,13 @@ class InferenceSimRoutingTest {
 
     @TempDir
     static Path dir;
+
     static InferenceSimFleet fleet;
     static final LauncherProcesses routers = new LauncherProcesses();
     static EnvoyGateway gateway;
     static final List<Front> fronts = new ArrayList<>();
-    static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    static final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     static List<Front> fronts() {
         return fronts;
@@ -58,12 +60,21 @@ class InferenceSimRoutingTest {
     @BeforeAll
     static void start() throws Exception {
         fleet = InferenceSimFleet.start(dir);
-        LauncherProcesses.Launched route = routers.launch("route", "--host", "127.0.0.1", "--port", "0",
-                "--staleness", STALENESS.toMillis() + "ms", "--endpoints", fleet.endpoints());
+        LauncherProcesses.Launched route = routers.launch(
+                "route",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--staleness",
+                STALENESS.toMillis() + "ms",
+                "--endpoints",
+                fleet.endpoints());
         int proxyPort = LauncherProcesses.port(route, LauncherProcesses.ROUTING);
         fronts.add(new Front("patchbay route", proxyPort, proxyPort));
 
-        gateway = new EnvoyGateway(routers, dir, fleet.servers().stream().map(Server::port).toList(), "{}");
+        gateway = new EnvoyGateway(
+                routers, dir, fleet.servers().stream().map(Server::port).toList(), "{}");
         gateway.startPicker();
         routers.awaitReady(gateway.pickerHttpPort(), 3);
         int envoyPort = gateway.startEnvoy(EnvoyConfig.FailureMode.FAIL_CLOSE).listenerPort("gateway");
@@ -79,8 +90,11 @@ class InferenceSimRoutingTest {
         Front envoy = fronts.getLast();
         Await.until("Envoy to route through the picker", () -> {
             try {
-                return http.send(completion(envoy.requestPort(), InferenceSimFleet.BASE, 1),
-                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                return http.send(
+                                        completion(envoy.requestPort(), InferenceSimFleet.BASE, 1),
+                                        HttpResponse.BodyHandlers.discarding())
+                                .statusCode()
+                        == 200;
             } catch (Exception e) {
                 return false;
             }
@@ -101,7 +115,8 @@ class InferenceSimRoutingTest {
     @AfterEach
     void everyAnswerThroughEitherRouterWasA200() throws Exception {
         for (Front front : fronts) {
-            assertThat(routers.sample(front.routerPort(), "patchbay_router_responses_total", "")).as(front.name())
+            assertThat(routers.sample(front.routerPort(), "patchbay_router_responses_total", ""))
+                    .as(front.name())
                     .isEqualTo(routers.sample(front.routerPort(), "patchbay_router_responses_total", "code=\"200\""));
         }
     }
@@ -116,14 +131,18 @@ class InferenceSimRoutingTest {
 
     /** How many models {@code server}'s own {@code /v1/models} lists now. */
     private static int modelsListedBy(Server server) throws Exception {
-        String models = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/v1/models"))
-                .build(), HttpResponse.BodyHandlers.ofString()).body();
+        String models = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/v1/models"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
         return new ObjectMapper().readTree(models).path("data").size();
     }
 
     private static HttpRequest completion(int port, String model, int maxTokens) {
         return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
-                .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model
                         + "\",\"prompt\":\"the water\",\"max_tokens\":" + maxTokens + ",\"ignore_eos\":true}"))
                 .build();
@@ -147,13 +166,18 @@ class InferenceSimRoutingTest {
 
     /** Waits until the servers' success counters, together, have counted {@code requests} more than {@code before}. */
     private static void awaitCounted(Map<Server, Double> before, int requests) {
-        Await.until("the servers to count " + requests + " requests", () -> {
-            double total = 0;
-            for (Server server : fleet.servers()) {
-                total += since(before, server);
-            }
-            return total == requests;
-        }, () -> fleet.servers().stream().map(s -> s.name() + " " + since(before, s)).toList());
+        Await.until(
+                "the servers to count " + requests + " requests",
+                () -> {
+                    double total = 0;
+                    for (Server server : fleet.servers()) {
+                        total += since(before, server);
+                    }
+                    return total == requests;
+                },
+                () -> fleet.servers().stream()
+                        .map(s -> s.name() + " " + since(before, s))
+                        .toList());
     }
 
     /**
@@ -174,7 +198,9 @@ class InferenceSimRoutingTest {
         return Await.value(front + " to scrape " + server.name() + " again", () -> {
             try {
                 long asked = System.nanoTime();
-                double age = routers.sample(front.routerPort(), "patchbay_router_endpoint_data_age_seconds",
+                double age = routers.sample(
+                        front.routerPort(),
+                        "patchbay_router_endpoint_data_age_seconds",
                         "endpoint=\"" + server.address() + "\"");
                 return asked - (long) (age * 1e9) > sinceNanos ? (Long) System.nanoTime() : null;
             } catch (Exception e) {
@@ -194,7 +220,8 @@ class InferenceSimRoutingTest {
     void requestsForAnAdapterRunningOnASimulatorLandThere(Front front) throws Exception {
         Server home = fleet.sims().getFirst();
         Map<Server, Double> before = successes();
-        assertThat(http.send(completion(home.port(), "chat", 1), HttpResponse.BodyHandlers.ofString()).statusCode())
+        assertThat(http.send(completion(home.port(), "chat", 1), HttpResponse.BodyHandlers.ofString())
+                        .statusCode())
                 .isEqualTo(200);
         CompletableFuture<HttpResponse<String>> longRequest =
                 http.sendAsync(completion(home.port(), "sql", 200), HttpResponse.BodyHandlers.ofString());
@@ -211,16 +238,19 @@ class InferenceSimRoutingTest {
 
         int sent = 0;
         while (sent < 8 && !longRequest.isDone()) {
-            HttpResponse<String> r = http.send(completion(front.requestPort(), "sql", 2),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r =
+                    http.send(completion(front.requestPort(), "sql", 2), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             sent++;
         }
         assertThat(longRequest.join().statusCode()).isEqualTo(200);
         System.out.println(front + ": sql requests routed while the long one ran: " + sent);
-        assertThat(sent).as("the long request outlasts at least one routed request").isPositive();
+        assertThat(sent)
+                .as("the long request outlasts at least one routed request")
+                .isPositive();
         awaitCounted(before, sent + 2);
-        assertThat(since(before, home)).as("requests " + home.name() + " answered, two of them sent there directly")
+        assertThat(since(before, home))
+                .as("requests " + home.name() + " answered, two of them sent there directly")
                 .isEqualTo(sent + 2);
     }
 
@@ -237,24 +267,28 @@ class InferenceSimRoutingTest {
         Map<Server, Double> before = successes();
         fleet.loadAdapter(target, adapter, dir.resolve("sql"));
         int listedThere = modelsListedBy(target);
-        Await.until(front + " to list " + adapter + " on " + target.name(),
-                () -> listed(front, target) == listedThere, () -> listed(front, target));
+        Await.until(
+                front + " to list " + adapter + " on " + target.name(),
+                () -> listed(front, target) == listedThere,
+                () -> listed(front, target));
 
         List<CompletableFuture<HttpResponse<String>>> requests = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-            requests.add(http.sendAsync(completion(front.requestPort(), adapter, 4),
-                    HttpResponse.BodyHandlers.ofString()));
+            requests.add(
+                    http.sendAsync(completion(front.requestPort(), adapter, 4), HttpResponse.BodyHandlers.ofString()));
         }
         for (CompletableFuture<HttpResponse<String>> r : requests) {
             assertThat(r.join().statusCode()).as(r.join().body()).isEqualTo(200);
         }
         awaitCounted(before, 8);
-        assertThat(since(before, target)).as("requests " + target.name() + " answered").isEqualTo(8);
+        assertThat(since(before, target))
+                .as("requests " + target.name() + " answered")
+                .isEqualTo(8);
 
         // the base model is listed everywhere: any server may take it
         for (int i = 0; i < 3; i++) {
-            HttpResponse<String> r = http.send(completion(front.requestPort(), InferenceSimFleet.BASE, 2),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    completion(front.requestPort(), InferenceSimFleet.BASE, 2), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         }
     }

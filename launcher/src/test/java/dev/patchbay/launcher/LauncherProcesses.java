@@ -27,16 +27,19 @@ final class LauncherProcesses implements AutoCloseable {
     static final Pattern ROUTING = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
 
     private final List<Process> processes = new ArrayList<>();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     /** A launched process; its output lines are collected as they come. */
-    record Launched(Process process, ConcurrentLinkedQueue<String> lines) {
-    }
+    record Launched(Process process, ConcurrentLinkedQueue<String> lines) {}
 
     Launched launch(String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 ProcessHandle.current().info().command().orElse("java"),
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                Main.class.getName()));
         command.addAll(List.of(args));
         return launchProgram(command);
     }
@@ -66,15 +69,19 @@ final class LauncherProcesses implements AutoCloseable {
                 if (m.find()) return Integer.parseInt(m.group(1));
             }
             if (!l.process().isAlive()) {
-                throw new AssertionError("the process exited with " + l.process().exitValue() + ": " + l.lines());
+                throw new AssertionError(
+                        "the process exited with " + l.process().exitValue() + ": " + l.lines());
             }
             return null;
         });
     }
 
     String get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
+        return http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 
     /** The sum of a family's samples that carry {@code label} (any when empty), from a /metrics page. */

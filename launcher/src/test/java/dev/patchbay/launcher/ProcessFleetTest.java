@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +23,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.Arrays;
 
 /**
  * Three {@code patchbay serve} processes behind a {@code patchbay route} process, each its own JVM on loopback, as an
@@ -31,14 +31,17 @@ import java.util.Arrays;
  */
 class ProcessFleetTest {
     static final List<String> ADAPTERS = List.of("a0", "a1", "a2", "a3", "a4", "a5");
-    static final String LOOKUPS = "vllm:lora_cache_lookups_total", HITS = "vllm:lora_cache_hits_total",
-            SUCCESS = "vllm:request_success_total", GPU = "level=\"gpu\"";
+    static final String LOOKUPS = "vllm:lora_cache_lookups_total",
+            HITS = "vllm:lora_cache_hits_total",
+            SUCCESS = "vllm:request_success_total",
+            GPU = "level=\"gpu\"";
 
     @TempDir
     Path dir;
 
     final LauncherProcesses processes = new LauncherProcesses();
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @AfterEach
     void stop() throws InterruptedException {
@@ -62,12 +65,17 @@ class ProcessFleetTest {
             futures.add(pool.submit(() -> {
                 for (int i; (i = next.getAndIncrement()) < count; ) {
                     String body = "{\"model\":\"" + ADAPTERS.get(i % ADAPTERS.size())
-                            + "\",\"prompt\":\"the water\",\"max_tokens\":" + (8 + i * 7 % 24) + ",\"ignore_eos\":true}";
-                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-                                    URI.create("http://127.0.0.1:" + routerPort + "/v1/completions"))
-                            .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-                    statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger()).incrementAndGet();
+                            + "\",\"prompt\":\"the water\",\"max_tokens\":" + (8 + i * 7 % 24)
+                            + ",\"ignore_eos\":true}";
+                    HttpResponse<String> r = http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + routerPort + "/v1/completions"))
+                                    .timeout(Duration.ofSeconds(30))
+                                    .header("Content-Type", "application/json")
+                                    .POST(HttpRequest.BodyPublishers.ofString(body))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
+                    statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger())
+                            .incrementAndGet();
                 }
                 return null;
             }));
@@ -80,19 +88,45 @@ class ProcessFleetTest {
     @Test
     void steadyTrafficFindsItsAdapterInASlotAndSpreadsEvenly() throws Exception {
         for (String a : ADAPTERS) {
-            PeftWriter.write(dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
+            PeftWriter.write(
+                    dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
         }
         List<LauncherProcesses.Launched> servers = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            List<String> args = new ArrayList<>(List.of("serve", "--model", "sim:fleet", "--host", "127.0.0.1",
-                    "--port", "0", "--demo-adapters", "0", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "2",
-                    "--sim-latency-ms", "2,0.01,0.1,0.2,80,3", "--lora-allowed-dirs", dir.toString()));
+            List<String> args = new ArrayList<>(List.of(
+                    "serve",
+                    "--model",
+                    "sim:fleet",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--demo-adapters",
+                    "0",
+                    "--enable-lora",
+                    "--max-loras",
+                    "2",
+                    "--max-cpu-loras",
+                    "2",
+                    "--sim-latency-ms",
+                    "2,0.01,0.1,0.2,80,3",
+                    "--lora-allowed-dirs",
+                    dir.toString()));
             for (String a : ADAPTERS) args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
             servers.add(processes.launch(args.toArray(String[]::new)));
         }
         List<Integer> serverPorts = new ArrayList<>();
-        for (LauncherProcesses.Launched s : servers) serverPorts.add(LauncherProcesses.port(s, LauncherProcesses.SERVING));
-        LauncherProcesses.Launched router = processes.launch("route", "--host", "127.0.0.1", "--port", "0", "--staleness", "1s", "--endpoints",
+        for (LauncherProcesses.Launched s : servers)
+            serverPorts.add(LauncherProcesses.port(s, LauncherProcesses.SERVING));
+        LauncherProcesses.Launched router = processes.launch(
+                "route",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--staleness",
+                "1s",
+                "--endpoints",
                 String.join(",", serverPorts.stream().map(p -> "127.0.0.1:" + p).toList()));
         int routerPort = LauncherProcesses.port(router, LauncherProcesses.ROUTING);
         processes.awaitReady(routerPort, 3);
@@ -104,7 +138,8 @@ class ProcessFleetTest {
             hitsBefore[i] = sample(serverPorts.get(i), HITS, GPU);
             servedBefore[i] = sample(serverPorts.get(i), SUCCESS, "");
         }
-        traffic(routerPort, 6, 360).forEach((code, n) -> statuses.merge(code, n, (a, b) -> new AtomicInteger(a.get() + b.get())));
+        traffic(routerPort, 6, 360)
+                .forEach((code, n) -> statuses.merge(code, n, (a, b) -> new AtomicInteger(a.get() + b.get())));
         double lookups = 0, hits = 0;
         double[] served = new double[3];
         for (int i = 0; i < 3; i++) {
@@ -114,15 +149,16 @@ class ProcessFleetTest {
         }
 
         assertThat(statuses.keySet()).containsOnly(200);
-        System.out.printf("process fleet: slot hit ratio %.3f, requests per server %s%n", hits / lookups,
-                Arrays.toString(served));
+        System.out.printf(
+                "process fleet: slot hit ratio %.3f, requests per server %s%n",
+                hits / lookups, Arrays.toString(served));
         assertThat(lookups).isGreaterThanOrEqualTo(360);
-        assertThat(hits / lookups).as("share of scheduled requests whose adapter was already in a slot")
+        assertThat(hits / lookups)
+                .as("share of scheduled requests whose adapter was already in a slot")
                 .isGreaterThanOrEqualTo(0.9);
         double busiest = Arrays.stream(served).max().orElseThrow();
         double leastBusy = Arrays.stream(served).min().orElseThrow();
         assertThat(Arrays.stream(served).sum()).isEqualTo(360);
-        assertThat(busiest).as("requests per server " + Arrays.toString(served))
-                .isLessThanOrEqualTo(1.25 * leastBusy);
+        assertThat(busiest).as("requests per server " + Arrays.toString(served)).isLessThanOrEqualTo(1.25 * leastBusy);
     }
 }

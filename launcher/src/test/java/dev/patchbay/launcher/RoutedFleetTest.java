@@ -1,6 +1,5 @@
 package dev.patchbay.launcher;
 
-import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.adapter.PeftWriter;
@@ -12,6 +11,7 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.server.PatchbayServer;
 import dev.patchbay.server.ServeCommand;
+import dev.patchbay.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -42,13 +42,29 @@ class RoutedFleetTest {
     Path dir;
 
     final List<PatchbayServer> servers = new ArrayList<>();
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     Router router;
 
     private String[] serverArgs(int port) {
-        List<String> args = new ArrayList<>(List.of("--model", "sim:fleet", "--host", "127.0.0.1", "--port", String.valueOf(port),
-                "--demo-adapters", "0", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "2",
-                "--sim-latency-ms", "2,0.01,0.1,0.2,80,3", "--lora-allowed-dirs", dir.toString()));
+        List<String> args = new ArrayList<>(List.of(
+                "--model",
+                "sim:fleet",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                String.valueOf(port),
+                "--demo-adapters",
+                "0",
+                "--enable-lora",
+                "--max-loras",
+                "2",
+                "--max-cpu-loras",
+                "2",
+                "--sim-latency-ms",
+                "2,0.01,0.1,0.2,80,3",
+                "--lora-allowed-dirs",
+                dir.toString()));
         // Every server knows every adapter; only what is resident differs.
         for (String a : ADAPTERS) args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
         return args.toArray(String[]::new);
@@ -56,7 +72,8 @@ class RoutedFleetTest {
 
     private void startFleet() throws Exception {
         for (String a : ADAPTERS) {
-            PeftWriter.write(dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
+            PeftWriter.write(
+                    dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
         }
         List<Endpoint> endpoints = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
@@ -66,8 +83,9 @@ class RoutedFleetTest {
         }
         // Scrapes every 50 ms as in production; staleness is wider than the 200 ms default because a loaded
         // 2-core CI machine running the whole suite can delay a scrape that long without the server being down.
-        router = new Router(RouterOptions.of(EndpointSource.of(endpoints))
-                .withTimings(Duration.ofMillis(50), STALENESS)).start();
+        router = new Router(
+                        RouterOptions.of(EndpointSource.of(endpoints)).withTimings(Duration.ofMillis(50), STALENESS))
+                .start();
         awaitReady(3);
     }
 
@@ -78,8 +96,10 @@ class RoutedFleetTest {
 
     private long readyEndpoints() {
         try {
-            return get(router.port(), "/metrics").lines()
-                    .filter(l -> l.startsWith("patchbay_router_endpoint_ready{") && l.endsWith(" 1.0")).count();
+            return get(router.port(), "/metrics")
+                    .lines()
+                    .filter(l -> l.startsWith("patchbay_router_endpoint_ready{") && l.endsWith(" 1.0"))
+                    .count();
         } catch (Exception e) {
             throw new AssertionError("the router's /metrics failed", e);
         }
@@ -98,19 +118,27 @@ class RoutedFleetTest {
     }
 
     private String get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
+        return http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 
     private HttpResponse<String> complete(String model, int maxTokens) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
-                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model + "\",\"prompt\":\"the water\",\"max_tokens\":"
-                        + maxTokens + ",\"ignore_eos\":true}")).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
+                        .timeout(Duration.ofSeconds(30))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model
+                                + "\",\"prompt\":\"the water\",\"max_tokens\":" + maxTokens + ",\"ignore_eos\":true}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     /** Sends {@code count} requests from {@code clients} threads; returns requests per destination. */
-    private Map<String, Integer> traffic(int clients, int count, long seed, Map<Integer, AtomicInteger> statuses) throws Exception {
+    private Map<String, Integer> traffic(int clients, int count, long seed, Map<Integer, AtomicInteger> statuses)
+            throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(clients);
         ConcurrentHashMap<String, Integer> perEndpoint = new ConcurrentHashMap<>();
         AtomicInteger next = new AtomicInteger();
@@ -120,8 +148,11 @@ class RoutedFleetTest {
             futures.add(pool.submit(() -> {
                 while (next.getAndIncrement() < count) {
                     HttpResponse<String> r = complete(ADAPTERS.get(rnd.nextInt(ADAPTERS.size())), 8 + rnd.nextInt(24));
-                    statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger()).incrementAndGet();
-                    r.headers().firstValue("x-gateway-destination-endpoint").ifPresent(d -> perEndpoint.merge(d, 1, Integer::sum));
+                    statuses.computeIfAbsent(r.statusCode(), k -> new AtomicInteger())
+                            .incrementAndGet();
+                    r.headers()
+                            .firstValue("x-gateway-destination-endpoint")
+                            .ifPresent(d -> perEndpoint.merge(d, 1, Integer::sum));
                 }
                 return null;
             }));
@@ -153,15 +184,26 @@ class RoutedFleetTest {
         assertThat(statuses.keySet()).containsOnly(200);
         double hitRatio = (double) (after[1] - before[1]) / (after[0] - before[0]);
         // What the router decided, so that a miss says whether it moved adapters (drains) or picked past them.
-        String decisions = String.join("; ", get(router.port(), "/metrics").lines()
-                .filter(l -> l.startsWith("patchbay_router_lora_drain") || l.startsWith("patchbay_router_adapter_placement_total"))
-                .toList());
-        System.out.printf("routed fleet: slot hit ratio %.3f, requests per server %s, router: %s%n", hitRatio, perEndpoint, decisions);
-        assertThat(hitRatio).as("share of requests whose adapter was already in a slot (router: " + decisions + ")")
+        String decisions = String.join(
+                "; ",
+                get(router.port(), "/metrics")
+                        .lines()
+                        .filter(l -> l.startsWith("patchbay_router_lora_drain")
+                                || l.startsWith("patchbay_router_adapter_placement_total"))
+                        .toList());
+        System.out.printf(
+                "routed fleet: slot hit ratio %.3f, requests per server %s, router: %s%n",
+                hitRatio, perEndpoint, decisions);
+        assertThat(hitRatio)
+                .as("share of requests whose adapter was already in a slot (router: " + decisions + ")")
                 .isGreaterThanOrEqualTo(0.90);
         assertThat(perEndpoint).hasSize(3);
-        double mean = perEndpoint.values().stream().mapToInt(Integer::intValue).average().orElseThrow();
-        assertThat(perEndpoint.values()).as("requests per server " + perEndpoint)
+        double mean = perEndpoint.values().stream()
+                .mapToInt(Integer::intValue)
+                .average()
+                .orElseThrow();
+        assertThat(perEndpoint.values())
+                .as("requests per server " + perEndpoint)
                 .allSatisfy(n -> assertThat(Math.abs(n - mean) / mean).isLessThanOrEqualTo(0.25));
     }
 

@@ -1,7 +1,6 @@
 package dev.patchbay.metrics;
 
 import dev.patchbay.engine.FinishReason;
-
 import java.util.List;
 
 /**
@@ -10,21 +9,30 @@ import java.util.List;
  * {@code model_name}, {@code engine} and {@code lora_name}, a sample carries the family's declared labels.
  */
 enum AdapterFamily {
-    NUM_REQUESTS_RUNNING("vllm:num_lora_requests_running", MetricType.GAUGE, List.of(),
+    NUM_REQUESTS_RUNNING(
+            "vllm:num_lora_requests_running",
+            MetricType.GAUGE,
+            List.of(),
             "Number of requests of this LoRA adapter in the running set.") {
         @Override
         void emit(AdapterRow row, Sink sink) {
             sink.sample(row.running());
         }
     },
-    NUM_REQUESTS_WAITING("vllm:num_lora_requests_waiting", MetricType.GAUGE, List.of(),
+    NUM_REQUESTS_WAITING(
+            "vllm:num_lora_requests_waiting",
+            MetricType.GAUGE,
+            List.of(),
             "Number of requests of this LoRA adapter waiting to be scheduled, preempted ones included.") {
         @Override
         void emit(AdapterRow row, Sink sink) {
             sink.sample(row.waiting());
         }
     },
-    ADAPTER_LOADED("vllm:lora_adapter_loaded", MetricType.GAUGE, List.of("level", "pinned", "rank"),
+    ADAPTER_LOADED(
+            "vllm:lora_adapter_loaded",
+            MetricType.GAUGE,
+            List.of("level", "pinned", "rank"),
             "LoRA adapter resident on this server (1), at the fastest tier that holds it: gpu = in a batch slot, "
                     + "cpu = in host memory.") {
         @Override
@@ -34,14 +42,21 @@ enum AdapterFamily {
             }
         }
     },
-    ADAPTER_MEMORY_BYTES("vllm:lora_adapter_memory_bytes", MetricType.GAUGE, List.of(),
+    ADAPTER_MEMORY_BYTES(
+            "vllm:lora_adapter_memory_bytes",
+            MetricType.GAUGE,
+            List.of(),
             "Bytes of the LoRA adapter's weights where it is resident.") {
         @Override
         void emit(AdapterRow row, Sink sink) {
             if (row.resident()) sink.sample(row.memoryBytes());
         }
     },
-    REQUESTS("vllm:lora_requests", MetricType.COUNTER, List.of("finished_reason"), "Finished requests of this LoRA adapter.") {
+    REQUESTS(
+            "vllm:lora_requests",
+            MetricType.COUNTER,
+            List.of("finished_reason"),
+            "Finished requests of this LoRA adapter.") {
         @Override
         void emit(AdapterRow row, Sink sink) {
             for (FinishReason reason : FinishReason.values()) {
@@ -49,13 +64,21 @@ enum AdapterFamily {
             }
         }
     },
-    PROMPT_TOKENS("vllm:lora_prompt_tokens", MetricType.COUNTER, List.of(), "Prefill tokens processed for this LoRA adapter.") {
+    PROMPT_TOKENS(
+            "vllm:lora_prompt_tokens",
+            MetricType.COUNTER,
+            List.of(),
+            "Prefill tokens processed for this LoRA adapter.") {
         @Override
         void emit(AdapterRow row, Sink sink) {
             sink.sample(row.promptTokens());
         }
     },
-    GENERATION_TOKENS("vllm:lora_generation_tokens", MetricType.COUNTER, List.of(), "Generation tokens processed for this LoRA adapter.") {
+    GENERATION_TOKENS(
+            "vllm:lora_generation_tokens",
+            MetricType.COUNTER,
+            List.of(),
+            "Generation tokens processed for this LoRA adapter.") {
         @Override
         void emit(AdapterRow row, Sink sink) {
             sink.sample(row.generationTokens());
@@ -69,9 +92,11 @@ enum AdapterFamily {
 
     /** The family name as registered; counters are exposed with {@code _total} appended by the writers. */
     final String metricName;
+
     final MetricType type;
     /** Label names besides {@code model_name}, {@code engine} and {@code lora_name}. */
     final List<String> labels;
+
     final String help;
 
     AdapterFamily(String metricName, MetricType type, List<String> labels, String help) {

@@ -37,6 +37,7 @@ final class AdapterLinesCache {
     private volatile State state = new State(new RowLines[0], new Chunk[0]);
     /** Label groups (values of the labels sorting before {@code lora_name}) by id; ids let chunks skip strings. */
     private final List<String> groupNames = new CopyOnWriteArrayList<>();
+
     private final Map<String, Integer> groupIds = new HashMap<>();
 
     private record State(RowLines[] rows, Chunk[] chunks) {}
@@ -56,7 +57,8 @@ final class AdapterLinesCache {
         int p = 0;
         for (int i = 0; i < lines.length; i++) {
             AdapterRow row = rows.get(i);
-            while (p < previous.rows.length && !previous.rows[p].row.name().equals(row.name())
+            while (p < previous.rows.length
+                    && !previous.rows[p].row.name().equals(row.name())
                     && previous.rows[p].row.name().compareTo(row.name()) < 0) {
                 p++;
             }
@@ -66,7 +68,8 @@ final class AdapterLinesCache {
         List<Chunk> chunks = new ArrayList<>(lines.length / (CHUNK_HASH_MASK + 1) + 2);
         int start = 0, c = 0;
         for (int i = 0; i < lines.length; i++) {
-            boolean boundary = (lines[i].row.name().hashCode() & CHUNK_HASH_MASK) == 0 || i - start + 1 == MAX_CHUNK
+            boolean boundary = (lines[i].row.name().hashCode() & CHUNK_HASH_MASK) == 0
+                    || i - start + 1 == MAX_CHUNK
                     || i == lines.length - 1;
             if (!boundary) continue;
             RowLines[] members = Arrays.copyOfRange(lines, start, i + 1);
@@ -126,15 +129,17 @@ final class AdapterLinesCache {
     private Line line(AdapterFamily family, String loraName, double value, String[] labelValues) {
         int n = 3 + family.labels.size();
         String[][] labels = new String[n][];
-        labels[0] = new String[]{"model_name", model};
-        labels[1] = new String[]{"engine", engine};
-        labels[2] = new String[]{"lora_name", loraName};
-        for (int i = 0; i < family.labels.size(); i++) labels[3 + i] = new String[]{family.labels.get(i), labelValues[i]};
+        labels[0] = new String[] {"model_name", model};
+        labels[1] = new String[] {"engine", engine};
+        labels[2] = new String[] {"lora_name", loraName};
+        for (int i = 0; i < family.labels.size(); i++)
+            labels[3 + i] = new String[] {family.labels.get(i), labelValues[i]};
         Arrays.sort(labels, (a, b) -> a[0].compareTo(b[0]));
         StringBuilder group = new StringBuilder();
         StringBuilder text = new StringBuilder(128).append(family.sampleName()).append('{');
         for (int i = 0; i < n; i++) {
-            if (labels[i][0].compareTo("lora_name") < 0) group.append(labels[i][1]).append('\0');
+            if (labels[i][0].compareTo("lora_name") < 0)
+                group.append(labels[i][1]).append('\0');
             if (i > 0) text.append(',');
             text.append(labels[i][0]).append("=\"");
             TextFormat.escapeLabelValue(text, labels[i][1]);
@@ -180,6 +185,7 @@ final class AdapterLinesCache {
          * reader calls first (its lock makes the arrays it filled visible to a scrape on another thread).
          */
         private final int[][] groups = new int[FAMILIES][];
+
         private final byte[][][] blocks = new byte[FAMILIES][][];
 
         private Chunk(RowLines[] members) {

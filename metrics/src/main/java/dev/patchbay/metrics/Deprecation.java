@@ -13,7 +13,11 @@ public record Deprecation(String since, String replacement) {
         Version.parse(since);
     }
 
-    public enum Status { SHOWN, HIDDEN, REMOVED }
+    public enum Status {
+        SHOWN,
+        HIDDEN,
+        REMOVED
+    }
 
     public Status status(String runningVersion, String showHiddenMetricsForVersion) {
         Version deprecated = Version.parse(since);

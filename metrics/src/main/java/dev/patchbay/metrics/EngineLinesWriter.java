@@ -1,7 +1,6 @@
 package dev.patchbay.metrics;
 
 import dev.patchbay.engine.stats.EngineSnapshot;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -59,6 +58,7 @@ final class EngineLinesWriter {
          * family's declared label values.
          */
         private final int[] sources;
+
         private final String model;
         private final String engine;
         private final Map<List<String>, byte[]> prefixes = new ConcurrentHashMap<>();
@@ -70,13 +70,16 @@ final class EngineLinesWriter {
             this.engine = engine;
             List<String[]> labels = new ArrayList<>();
             if (family.hasBaseLabels()) {
-                labels.add(new String[]{"model_name", "-1"});
-                labels.add(new String[]{"engine", "-2"});
+                labels.add(new String[] {"model_name", "-1"});
+                labels.add(new String[] {"engine", "-2"});
             }
-            for (int i = 0; i < family.labels.size(); i++) labels.add(new String[]{family.labels.get(i), Integer.toString(i)});
+            for (int i = 0; i < family.labels.size(); i++)
+                labels.add(new String[] {family.labels.get(i), Integer.toString(i)});
             labels.sort(Comparator.comparing((String[] label) -> label[0]));
             names = labels.stream().map(label -> label[0]).toArray(String[]::new);
-            sources = labels.stream().mapToInt(label -> Integer.parseInt(label[1])).toArray();
+            sources = labels.stream()
+                    .mapToInt(label -> Integer.parseInt(label[1]))
+                    .toArray();
             order = (a, b) -> {
                 for (int source : sources) {
                     if (source < 0) continue; // the same on every sample

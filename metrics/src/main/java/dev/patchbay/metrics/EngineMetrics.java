@@ -7,7 +7,6 @@ import io.prometheus.metrics.expositionformats.ExpositionFormats;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -47,7 +46,10 @@ public final class EngineMetrics implements Consumer<EngineSnapshot> {
         this.collector = new SnapshotCollector(options, latest);
         registry.register(collector);
         this.observer = new StepObserver(options, registry);
-        this.textPage = new TextPageWriter(collector, registry, latest,
+        this.textPage = new TextPageWriter(
+                collector,
+                registry,
+                latest,
                 new AdapterLinesCache(options.servedModelName(), options.engine()),
                 new EngineLinesWriter(options.servedModelName(), options.engine()));
     }
@@ -120,8 +122,11 @@ public final class EngineMetrics implements Consumer<EngineSnapshot> {
         return textPage.fallbacks();
     }
 
-    private static void write(ExpositionFormatWriter writer, ByteArrayOutputStream out, MetricSnapshots snapshots,
-                              EscapingScheme escaping) {
+    private static void write(
+            ExpositionFormatWriter writer,
+            ByteArrayOutputStream out,
+            MetricSnapshots snapshots,
+            EscapingScheme escaping) {
         try {
             writer.write(out, snapshots, escaping);
         } catch (IOException e) {

@@ -2,7 +2,8 @@ package dev.patchbay.metrics;
 
 /** The Prometheus type of a family read from snapshots. Counters are exposed with {@code _total} appended. */
 enum MetricType {
-    GAUGE, COUNTER;
+    GAUGE,
+    COUNTER;
 
     /** The name a family's samples carry in the text format. */
     String sampleName(String metricName) {

@@ -1,7 +1,6 @@
 package dev.patchbay.metrics;
 
 import dev.patchbay.engine.EngineConfig;
-
 import java.util.Objects;
 
 /**
@@ -20,9 +19,15 @@ import java.util.Objects;
  * @param enableLora                  the LoRA histograms exist ({@code --enable-lora}); the other LoRA families
  *                                    follow {@code snapshot.lora() != null}
  */
-public record MetricsOptions(String servedModelName, String engine, String patchbayVersion,
-                             String showHiddenMetricsForVersion, int maxLoraMetricSeries,
-                             boolean enableLoraLatencyMetrics, int maxModelLen, boolean enableLora) {
+public record MetricsOptions(
+        String servedModelName,
+        String engine,
+        String patchbayVersion,
+        String showHiddenMetricsForVersion,
+        int maxLoraMetricSeries,
+        boolean enableLoraLatencyMetrics,
+        int maxModelLen,
+        boolean enableLora) {
 
     public static final String DEFAULT_VERSION = "0.1.0";
     public static final int DEFAULT_MAX_LORA_METRIC_SERIES = 1000;
@@ -41,33 +46,75 @@ public record MetricsOptions(String servedModelName, String engine, String patch
 
     /** The engine's settings with Patchbay's defaults for the metric-only options. */
     public static MetricsOptions of(EngineConfig config) {
-        return new MetricsOptions(config.servedModelName(), "0", DEFAULT_VERSION, null, DEFAULT_MAX_LORA_METRIC_SERIES,
-                false, config.maxModelLen(), config.enableLora());
+        return new MetricsOptions(
+                config.servedModelName(),
+                "0",
+                DEFAULT_VERSION,
+                null,
+                DEFAULT_MAX_LORA_METRIC_SERIES,
+                false,
+                config.maxModelLen(),
+                config.enableLora());
     }
 
     public MetricsOptions withPatchbayVersion(String version) {
-        return new MetricsOptions(servedModelName, engine, version, showHiddenMetricsForVersion, maxLoraMetricSeries,
-                enableLoraLatencyMetrics, maxModelLen, enableLora);
+        return new MetricsOptions(
+                servedModelName,
+                engine,
+                version,
+                showHiddenMetricsForVersion,
+                maxLoraMetricSeries,
+                enableLoraLatencyMetrics,
+                maxModelLen,
+                enableLora);
     }
 
     /** @param version {@code X.Y} (or {@code X.Y.Z}); null for none */
     public MetricsOptions withShowHiddenMetricsForVersion(String version) {
-        return new MetricsOptions(servedModelName, engine, patchbayVersion, version, maxLoraMetricSeries,
-                enableLoraLatencyMetrics, maxModelLen, enableLora);
+        return new MetricsOptions(
+                servedModelName,
+                engine,
+                patchbayVersion,
+                version,
+                maxLoraMetricSeries,
+                enableLoraLatencyMetrics,
+                maxModelLen,
+                enableLora);
     }
 
     public MetricsOptions withMaxLoraMetricSeries(int max) {
-        return new MetricsOptions(servedModelName, engine, patchbayVersion, showHiddenMetricsForVersion, max,
-                enableLoraLatencyMetrics, maxModelLen, enableLora);
+        return new MetricsOptions(
+                servedModelName,
+                engine,
+                patchbayVersion,
+                showHiddenMetricsForVersion,
+                max,
+                enableLoraLatencyMetrics,
+                maxModelLen,
+                enableLora);
     }
 
     public MetricsOptions withEnableLoraLatencyMetrics(boolean enable) {
-        return new MetricsOptions(servedModelName, engine, patchbayVersion, showHiddenMetricsForVersion,
-                maxLoraMetricSeries, enable, maxModelLen, enableLora);
+        return new MetricsOptions(
+                servedModelName,
+                engine,
+                patchbayVersion,
+                showHiddenMetricsForVersion,
+                maxLoraMetricSeries,
+                enable,
+                maxModelLen,
+                enableLora);
     }
 
     public MetricsOptions withEngine(String engineLabel) {
-        return new MetricsOptions(servedModelName, engineLabel, patchbayVersion, showHiddenMetricsForVersion,
-                maxLoraMetricSeries, enableLoraLatencyMetrics, maxModelLen, enableLora);
+        return new MetricsOptions(
+                servedModelName,
+                engineLabel,
+                patchbayVersion,
+                showHiddenMetricsForVersion,
+                maxLoraMetricSeries,
+                enableLoraLatencyMetrics,
+                maxModelLen,
+                enableLora);
     }
 }

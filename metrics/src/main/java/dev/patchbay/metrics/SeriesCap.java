@@ -2,7 +2,6 @@ package dev.patchbay.metrics;
 
 import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.FinishCounts;
-
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -101,10 +100,22 @@ final class SeriesCap {
         AdapterState fastest = x.level().ordinal() <= y.level().ordinal() ? x : y;
         FinishCounts fx = x.finished() == null ? FinishCounts.ZERO : x.finished();
         FinishCounts fy = y.finished() == null ? FinishCounts.ZERO : y.finished();
-        return new AdapterState(x.name(), fastest.id(), x.running() + y.running(), x.waiting() + y.waiting(),
-                fastest.level(), x.loading() || y.loading(), x.pinned() || y.pinned(), fastest.rank(),
-                x.memoryBytes() + y.memoryBytes(), x.promptTokens() + y.promptTokens(),
-                x.generationTokens() + y.generationTokens(), new FinishCounts(fx.stop() + fy.stop(),
-                fx.length() + fy.length(), fx.abort() + fy.abort(), fx.error() + fy.error()));
+        return new AdapterState(
+                x.name(),
+                fastest.id(),
+                x.running() + y.running(),
+                x.waiting() + y.waiting(),
+                fastest.level(),
+                x.loading() || y.loading(),
+                x.pinned() || y.pinned(),
+                fastest.rank(),
+                x.memoryBytes() + y.memoryBytes(),
+                x.promptTokens() + y.promptTokens(),
+                x.generationTokens() + y.generationTokens(),
+                new FinishCounts(
+                        fx.stop() + fy.stop(),
+                        fx.length() + fy.length(),
+                        fx.abort() + fy.abort(),
+                        fx.error() + fy.error()));
     }
 }

@@ -11,7 +11,6 @@ import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapsho
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -31,6 +30,7 @@ final class SnapshotCollector implements MultiCollector {
     private final Labels base;
     /** The families shown: every declared one except deprecated ones this version hides. */
     private final List<EngineFamily> engineFamilies = new ArrayList<>();
+
     private final Set<String> names = new LinkedHashSet<>();
 
     SnapshotCollector(MetricsOptions options, Supplier<EngineSnapshot> latest) {
@@ -39,7 +39,8 @@ final class SnapshotCollector implements MultiCollector {
         this.base = Labels.of("model_name", options.servedModelName(), "engine", options.engine());
         for (EngineFamily f : EngineFamily.values()) {
             Deprecation deprecation = f.deprecation();
-            if (deprecation == null || deprecation.shown(options.patchbayVersion(), options.showHiddenMetricsForVersion())) {
+            if (deprecation == null
+                    || deprecation.shown(options.patchbayVersion(), options.showHiddenMetricsForVersion())) {
                 engineFamilies.add(f);
                 names.add(f.metricName);
             }
@@ -88,8 +89,8 @@ final class SnapshotCollector implements MultiCollector {
     }
 
     /** The families of one snapshot; the per-adapter ones only when asked, for the cached text writer. */
-    List<MetricSnapshot> collect(EngineSnapshot s, List<AdapterRow> rows, Predicate<String> included,
-                                 boolean withAdapterFamilies) {
+    List<MetricSnapshot> collect(
+            EngineSnapshot s, List<AdapterRow> rows, Predicate<String> included, boolean withAdapterFamilies) {
         List<MetricSnapshot> out = new ArrayList<>();
         for (EngineFamily family : engineFamilies) {
             if (family.scope.appliesTo(s) && included.test(family.metricName)) out.add(engineFamily(family, s, rows));
@@ -127,13 +128,25 @@ final class SnapshotCollector implements MultiCollector {
         private final GaugeSnapshot.Builder gauge;
 
         Points(MetricType type, String name, String help) {
-            counter = type == MetricType.COUNTER ? CounterSnapshot.builder().name(name).help(help) : null;
-            gauge = type == MetricType.GAUGE ? GaugeSnapshot.builder().name(name).help(help) : null;
+            counter = type == MetricType.COUNTER
+                    ? CounterSnapshot.builder().name(name).help(help)
+                    : null;
+            gauge = type == MetricType.GAUGE
+                    ? GaugeSnapshot.builder().name(name).help(help)
+                    : null;
         }
 
         void add(Labels labels, double value) {
-            if (counter != null) counter.dataPoint(CounterDataPointSnapshot.builder().labels(labels).value(value).build());
-            else gauge.dataPoint(GaugeDataPointSnapshot.builder().labels(labels).value(value).build());
+            if (counter != null)
+                counter.dataPoint(CounterDataPointSnapshot.builder()
+                        .labels(labels)
+                        .value(value)
+                        .build());
+            else
+                gauge.dataPoint(GaugeDataPointSnapshot.builder()
+                        .labels(labels)
+                        .value(value)
+                        .build());
         }
 
         MetricSnapshot build() {

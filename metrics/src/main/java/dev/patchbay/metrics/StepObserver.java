@@ -11,7 +11,6 @@ import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -34,6 +33,7 @@ final class StepObserver {
     private final Histogram loraTtft, loraE2e;
     /** {@code lora_name} values of the per-adapter latency histograms that have a series. */
     private final Set<String> latencySeries = new HashSet<>();
+
     private Set<String> folded = Set.of();
 
     StepObserver(MetricsOptions options, PrometheusRegistry registry) {
@@ -59,10 +59,13 @@ final class StepObserver {
         loadFromDisk = load == null ? null : load.labelValues(model, engine, "disk");
         loadFromCpu = load == null ? null : load.labelValues(model, engine, "cpu");
         if (options.enableLora()) {
-            seriesOverflow = Counter.builder().name("vllm:lora_metric_series_overflow")
+            seriesOverflow = Counter.builder()
+                    .name("vllm:lora_metric_series_overflow")
                     .help("Times a LoRA adapter was summed into lora_name=\"__other__\" because more adapters were "
                             + "listed than --max-lora-metric-series.")
-                    .labelNames("model_name", "engine").register(registry).labelValues(model, engine);
+                    .labelNames("model_name", "engine")
+                    .register(registry)
+                    .labelValues(model, engine);
         } else {
             seriesOverflow = null;
         }
@@ -124,7 +127,9 @@ final class StepObserver {
         if (Double.isNaN(value) || !listed(lora.adapters(), adapter)) return;
         String series = folded.contains(adapter) || adapter.equals(AdapterRow.OTHER) ? AdapterRow.OTHER : adapter;
         latencySeries.add(series);
-        histogram.labelValues(options.servedModelName(), options.engine(), series).observe(value);
+        histogram
+                .labelValues(options.servedModelName(), options.engine(), series)
+                .observe(value);
     }
 
     /** Counts adapters newly summed into {@code __other__} and drops latency series of adapters that are gone. */
@@ -132,7 +137,8 @@ final class StepObserver {
         List<AdapterState> adapters = lora.adapters();
         if (adapters.size() > options.maxLoraMetricSeries() || !folded.isEmpty()) {
             Set<String> now = new HashSet<>();
-            for (AdapterState a : SeriesCap.select(adapters, options.maxLoraMetricSeries()).folded()) {
+            for (AdapterState a :
+                    SeriesCap.select(adapters, options.maxLoraMetricSeries()).folded()) {
                 now.add(a.name());
             }
             int entered = 0;
@@ -143,7 +149,8 @@ final class StepObserver {
         if (latencySeries.isEmpty()) return;
         for (Iterator<String> it = latencySeries.iterator(); it.hasNext(); ) {
             String series = it.next();
-            boolean live = series.equals(AdapterRow.OTHER) ? !folded.isEmpty()
+            boolean live = series.equals(AdapterRow.OTHER)
+                    ? !folded.isEmpty()
                     : listed(adapters, series) && !folded.contains(series);
             if (!live) {
                 it.remove();
@@ -174,9 +181,14 @@ final class StepObserver {
             if (!family.scope.appliesTo(options)) return null;
             List<String> labels = new ArrayList<>(List.of("model_name", "engine"));
             labels.addAll(family.labels);
-            return Histogram.builder().name(family.metricName).help(family.help).classicOnly()
-                    .classicUpperBounds(family.buckets(options)).withoutExemplars()
-                    .labelNames(labels.toArray(String[]::new)).register(registry);
+            return Histogram.builder()
+                    .name(family.metricName)
+                    .help(family.help)
+                    .classicOnly()
+                    .classicUpperBounds(family.buckets(options))
+                    .withoutExemplars()
+                    .labelNames(labels.toArray(String[]::new))
+                    .register(registry);
         }
 
         /** The one series of a histogram without labels of its own, or null when the options leave it out. */

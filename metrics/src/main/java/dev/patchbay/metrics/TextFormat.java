@@ -9,8 +9,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class TextFormat {
 
-    private TextFormat() {
-    }
+    private TextFormat() {}
 
     /** The {@code # HELP} and {@code # TYPE} lines of a family. */
     static byte[] header(String sampleName, MetricType type, String help) {

@@ -8,7 +8,6 @@ import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -38,10 +37,15 @@ final class TextPageWriter {
     private final LongAdder fallbacks = new LongAdder();
     /** Snapshots without data points that let the library order the cached families; the library writes nothing for them. */
     private final Map<MetricSnapshot, Object> standIns = new IdentityHashMap<>();
+
     private final Map<Object, MetricSnapshot> standInOf = new HashMap<>();
 
-    TextPageWriter(SnapshotCollector collector, PrometheusRegistry registry, Supplier<EngineSnapshot> latest,
-                   AdapterLinesCache adapterLines, EngineLinesWriter engineLines) {
+    TextPageWriter(
+            SnapshotCollector collector,
+            PrometheusRegistry registry,
+            Supplier<EngineSnapshot> latest,
+            AdapterLinesCache adapterLines,
+            EngineLinesWriter engineLines) {
         this.collector = collector;
         this.registry = registry;
         this.latest = latest;
@@ -129,14 +133,14 @@ final class TextPageWriter {
         for (int at = 0; at < page.length; ) {
             boolean comment = page[at] == '#';
             if (comment && previousWasSample) {
-                if (start >= 0) segments.add(new int[]{start, at});
+                if (start >= 0) segments.add(new int[] {start, at});
                 start = at;
             }
             previousWasSample = !comment;
             while (at < page.length && page[at] != '\n') at++;
             at++;
         }
-        if (start >= 0) segments.add(new int[]{start, page.length});
+        if (start >= 0) segments.add(new int[] {start, page.length});
         return segments;
     }
 

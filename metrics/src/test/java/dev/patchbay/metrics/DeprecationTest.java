@@ -1,12 +1,12 @@
 package dev.patchbay.metrics;
 
-import dev.patchbay.engine.stats.EngineSnapshot;
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.patchbay.engine.stats.AdapterState;
+import dev.patchbay.engine.stats.EngineSnapshot;
 import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 /** vLLM's lifecycle: deprecated in X.Y, hidden in X.Y+1 unless asked for, removed in X.Y+2. */
 class DeprecationTest {
@@ -38,15 +38,16 @@ class DeprecationTest {
 
     private static Page page(MetricsOptions options) {
         EngineSnapshot s = new Fixtures.Snap()
-                .adapter(Fixtures.adapter("alpha", 1, 0, AdapterState.Level.GPU)).build();
+                .adapter(Fixtures.adapter("alpha", 1, 0, AdapterState.Level.GPU))
+                .build();
         return Page.parse(new EngineMetrics(options, () -> s).scrape().text());
     }
 
     @Test
     void legacyGaugeIsDeprecatedInZeroOne() {
         Page page = page(Fixtures.options(true));
-        assertThat(page.helps().get("vllm:lora_requests_info")).endsWith(
-                "DEPRECATED: use vllm:num_lora_requests_running and vllm:lora_adapter_loaded instead.");
+        assertThat(page.helps().get("vllm:lora_requests_info"))
+                .endsWith("DEPRECATED: use vllm:num_lora_requests_running and vllm:lora_adapter_loaded instead.");
         assertThat(page.samples("vllm:lora_requests_info")).hasSize(1);
     }
 
@@ -56,16 +57,18 @@ class DeprecationTest {
                 .doesNotContainKey("vllm:lora_requests_info")
                 .containsKey("vllm:num_lora_requests_running");
         assertThat(page(Fixtures.options(true).withPatchbayVersion("0.2.0").withShowHiddenMetricsForVersion("0.1"))
-                .samples("vllm:lora_requests_info")).hasSize(1);
+                        .samples("vllm:lora_requests_info"))
+                .hasSize(1);
     }
 
     @Test
     void legacyGaugeIsRemovedInZeroThree() {
-        MetricsOptions options = Fixtures.options(true).withPatchbayVersion("0.3.0")
-                .withShowHiddenMetricsForVersion("0.1");
+        MetricsOptions options =
+                Fixtures.options(true).withPatchbayVersion("0.3.0").withShowHiddenMetricsForVersion("0.1");
         assertThat(page(options).types()).doesNotContainKey("vllm:lora_requests_info");
         EngineSnapshot s = new Fixtures.Snap().build();
         EngineMetrics metrics = new EngineMetrics(options, () -> s);
-        assertThat(metrics.scrape(Set.of("vllm:lora_requests_info"), null).body()).isEmpty();
+        assertThat(metrics.scrape(Set.of("vllm:lora_requests_info"), null).body())
+                .isEmpty();
     }
 }

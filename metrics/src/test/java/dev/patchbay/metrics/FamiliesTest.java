@@ -1,20 +1,19 @@
 package dev.patchbay.metrics;
 
+import static dev.patchbay.metrics.Fixtures.MODEL;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.AdapterState.Level;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.engine.stats.FinishCounts;
 import dev.patchbay.engine.stats.StepStats;
-import org.junit.jupiter.api.Test;
-
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-
-import static dev.patchbay.metrics.Fixtures.MODEL;
-import static org.assertj.core.api.Assertions.assertThat;
-import java.util.ArrayList;
+import org.junit.jupiter.api.Test;
 
 /** Names, types, label names and buckets exactly as the metrics contract lists them. */
 class FamiliesTest {
@@ -28,14 +27,21 @@ class FamiliesTest {
     }
 
     private static Page loraPage() {
-        EngineSnapshot s = new Fixtures.Snap().running(3).waiting(2)
-                .adapter(Fixtures.adapter("alpha", 2, 1, Level.GPU, true, 16, 4096, 120, 33,
-                        new FinishCounts(5, 1, 2, 0)))
+        EngineSnapshot s = new Fixtures.Snap()
+                .running(3)
+                .waiting(2)
+                .adapter(Fixtures.adapter(
+                        "alpha", 2, 1, Level.GPU, true, 16, 4096, 120, 33, new FinishCounts(5, 1, 2, 0)))
                 .adapter(Fixtures.adapter("beta", 0, 1, Level.NONE))
                 .adapter(Fixtures.adapter("gamma", 0, 0, Level.CPU))
-                .step(Fixtures.step(64, 2, List.of(new StepStats.FirstToken("alpha", 0.05)), List.of(0.02),
+                .step(Fixtures.step(
+                        64,
+                        2,
+                        List.of(new StepStats.FirstToken("alpha", 0.05)),
+                        List.of(0.02),
                         List.of(Fixtures.finished("alpha", 1.2)),
-                        List.of(new AdapterLoad("alpha", AdapterLoad.Source.DISK, 0.3)))).build();
+                        List.of(new AdapterLoad("alpha", AdapterLoad.Source.DISK, 0.3))))
+                .build();
         return page(s, Fixtures.options(true).withEnableLoraLatencyMetrics(true));
     }
 
@@ -58,7 +64,8 @@ class FamiliesTest {
         return page.samples(histogram + "_bucket").stream()
                 .filter(s -> s.label("le") != null)
                 .map(s -> s.label("le").equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(s.label("le")))
-                .distinct().toList();
+                .distinct()
+                .toList();
     }
 
     private static List<Double> withInf(double... bounds) {
@@ -70,25 +77,43 @@ class FamiliesTest {
     @Test
     void engineGaugesAndCountersCarryModelNameAndEngine() {
         Page page = loraPage();
-        for (String gauge : List.of("vllm:num_requests_running", "vllm:num_requests_waiting",
-                "vllm:kv_cache_usage_perc")) {
+        for (String gauge :
+                List.of("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")) {
             assertFamily(page, gauge, "gauge", Set.of());
         }
-        for (String counter : List.of("vllm:num_preemptions_total", "vllm:prompt_tokens_total",
-                "vllm:generation_tokens_total", "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total")) {
+        for (String counter : List.of(
+                "vllm:num_preemptions_total",
+                "vllm:prompt_tokens_total",
+                "vllm:generation_tokens_total",
+                "vllm:prefix_cache_queries_total",
+                "vllm:prefix_cache_hits_total")) {
             assertFamily(page, counter, "counter", Set.of());
         }
-        assertThat(page.value("vllm:num_requests_running", "model_name", MODEL, "engine", "0")).isEqualTo(3);
+        assertThat(page.value("vllm:num_requests_running", "model_name", MODEL, "engine", "0"))
+                .isEqualTo(3);
         assertThat(page.value("vllm:kv_cache_usage_perc")).isEqualTo(0.25);
-        assertFamily(page, "vllm:cache_config_info", "gauge",
+        assertFamily(
+                page,
+                "vllm:cache_config_info",
+                "gauge",
                 Set.of("block_size", "num_gpu_blocks", "enable_prefix_caching"));
-        assertThat(page.find("vllm:cache_config_info", "block_size", "16", "num_gpu_blocks", "1000",
-                "enable_prefix_caching", "True")).get().extracting(Page.Sample::value).isEqualTo(1.0);
+        assertThat(page.find(
+                        "vllm:cache_config_info",
+                        "block_size",
+                        "16",
+                        "num_gpu_blocks",
+                        "1000",
+                        "enable_prefix_caching",
+                        "True"))
+                .get()
+                .extracting(Page.Sample::value)
+                .isEqualTo(1.0);
     }
 
     @Test
     void requestSuccessHasOneChildPerReasonFromTheStart() {
-        EngineSnapshot s = new Fixtures.Snap().lora(false).counters(Fixtures.counters(0)).build();
+        EngineSnapshot s =
+                new Fixtures.Snap().lora(false).counters(Fixtures.counters(0)).build();
         Page page = page(s, Fixtures.options(false));
         assertFamily(page, "vllm:request_success_total", "counter", Set.of("finished_reason"));
         assertThat(page.labelValues("vllm:request_success_total", "finished_reason"))
@@ -99,32 +124,44 @@ class FamiliesTest {
     @Test
     void histogramsHaveVllmBuckets() {
         Page page = loraPage();
-        double[] ttft = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20,
-                40, 80, 160, 640, 2560};
+        double[] ttft = {
+            0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640,
+            2560
+        };
         double[] itl = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80};
-        double[] latency = {0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920,
-                7680};
+        double[] latency = {0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680
+        };
         double[] tokens = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000};
         assertThat(buckets(page, "vllm:time_to_first_token_seconds")).isEqualTo(withInf(ttft));
         assertThat(buckets(page, "vllm:inter_token_latency_seconds")).isEqualTo(withInf(itl));
         assertThat(buckets(page, "vllm:request_time_per_output_token_seconds")).isEqualTo(withInf(itl));
-        for (String h : List.of("vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds",
-                "vllm:request_inference_time_seconds", "vllm:request_prefill_time_seconds",
+        for (String h : List.of(
+                "vllm:e2e_request_latency_seconds",
+                "vllm:request_queue_time_seconds",
+                "vllm:request_inference_time_seconds",
+                "vllm:request_prefill_time_seconds",
                 "vllm:request_decode_time_seconds")) {
             assertThat(buckets(page, h)).as(h).isEqualTo(withInf(latency));
         }
         assertThat(buckets(page, "vllm:iteration_tokens_total"))
                 .isEqualTo(withInf(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384));
-        for (String h : List.of("vllm:request_prompt_tokens", "vllm:request_generation_tokens",
-                "vllm:request_max_num_generation_tokens", "vllm:request_params_max_tokens")) {
+        for (String h : List.of(
+                "vllm:request_prompt_tokens",
+                "vllm:request_generation_tokens",
+                "vllm:request_max_num_generation_tokens",
+                "vllm:request_params_max_tokens")) {
             assertThat(buckets(page, h)).as(h).isEqualTo(withInf(tokens));
         }
         assertThat(buckets(page, "vllm:request_params_n")).isEqualTo(withInf(1, 2, 5, 10, 20));
         assertThat(buckets(page, "vllm:iteration_lora_adapters")).isEqualTo(withInf(0, 1, 2, 4, 8, 16, 32, 64));
         assertThat(buckets(page, "vllm:lora_time_to_first_token_seconds")).isEqualTo(withInf(ttft));
         assertThat(buckets(page, "vllm:lora_e2e_request_latency_seconds")).isEqualTo(withInf(latency));
-        for (String h : List.of("vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds",
-                "vllm:iteration_tokens_total", "vllm:request_params_n", "vllm:iteration_lora_adapters")) {
+        for (String h : List.of(
+                "vllm:time_to_first_token_seconds",
+                "vllm:e2e_request_latency_seconds",
+                "vllm:iteration_tokens_total",
+                "vllm:request_params_n",
+                "vllm:iteration_lora_adapters")) {
             assertFamily(page, h, "histogram", Set.of());
         }
     }
@@ -139,18 +176,42 @@ class FamiliesTest {
     @Test
     void loraFamiliesHaveTheirLabels() {
         Page page = loraPage();
-        assertFamily(page, "vllm:lora_config_info", "gauge",
+        assertFamily(
+                page,
+                "vllm:lora_config_info",
+                "gauge",
                 Set.of("max_loras", "max_cpu_loras", "max_lora_rank", "lora_dtype"));
-        assertThat(page.value("vllm:lora_config_info", "max_loras", "4", "max_cpu_loras", "8", "max_lora_rank", "16",
-                "lora_dtype", "auto")).isEqualTo(1);
+        assertThat(page.value(
+                        "vllm:lora_config_info",
+                        "max_loras",
+                        "4",
+                        "max_cpu_loras",
+                        "8",
+                        "max_lora_rank",
+                        "16",
+                        "lora_dtype",
+                        "auto"))
+                .isEqualTo(1);
         assertFamily(page, "vllm:num_lora_requests_running", "gauge", Set.of("lora_name"));
         assertFamily(page, "vllm:num_lora_requests_waiting", "gauge", Set.of("lora_name"));
         assertFamily(page, "vllm:lora_adapter_loaded", "gauge", Set.of("lora_name", "level", "pinned", "rank"));
-        assertThat(page.value("vllm:lora_adapter_loaded", "lora_name", "alpha", "level", "gpu", "pinned", "true",
-                "rank", "16")).isEqualTo(1);
-        assertThat(page.value("vllm:lora_adapter_loaded", "lora_name", "gamma", "level", "cpu")).isEqualTo(1);
+        assertThat(page.value(
+                        "vllm:lora_adapter_loaded",
+                        "lora_name",
+                        "alpha",
+                        "level",
+                        "gpu",
+                        "pinned",
+                        "true",
+                        "rank",
+                        "16"))
+                .isEqualTo(1);
+        assertThat(page.value("vllm:lora_adapter_loaded", "lora_name", "gamma", "level", "cpu"))
+                .isEqualTo(1);
         assertThat(page.find("vllm:lora_adapter_loaded", "lora_name", "beta")).isEmpty();
-        for (String g : List.of("vllm:max_gpu_lora_adapters", "vllm:num_gpu_loaded_lora_adapters",
+        for (String g : List.of(
+                "vllm:max_gpu_lora_adapters",
+                "vllm:num_gpu_loaded_lora_adapters",
                 "vllm:num_cpu_loaded_lora_adapters")) {
             assertFamily(page, g, "gauge", Set.of());
         }
@@ -161,21 +222,25 @@ class FamiliesTest {
         assertThat(page.labelValues("vllm:lora_adapter_load_seconds_count", "source"))
                 .containsExactlyInAnyOrder("disk", "cpu");
         assertFamily(page, "vllm:lora_adapter_loads_total", "counter", Set.of("source"));
-        assertThat(page.value("vllm:lora_adapter_loads_total", "source", "disk")).isEqualTo(1);
+        assertThat(page.value("vllm:lora_adapter_loads_total", "source", "disk"))
+                .isEqualTo(1);
         assertThat(page.value("vllm:lora_adapter_loads_total", "source", "cpu")).isEqualTo(2);
         assertFamily(page, "vllm:lora_adapter_evictions_total", "counter", Set.of("level"));
-        assertThat(page.value("vllm:lora_adapter_evictions_total", "level", "gpu")).isEqualTo(3);
+        assertThat(page.value("vllm:lora_adapter_evictions_total", "level", "gpu"))
+                .isEqualTo(3);
         assertFamily(page, "vllm:lora_cache_lookups_total", "counter", Set.of("level"));
         assertFamily(page, "vllm:lora_cache_hits_total", "counter", Set.of("level"));
         assertThat(page.value("vllm:lora_cache_hits_total", "level", "cpu")).isEqualTo(8);
         assertFamily(page, "vllm:lora_adapter_memory_bytes", "gauge", Set.of("lora_name"));
-        assertThat(page.value("vllm:lora_adapter_memory_bytes", "lora_name", "alpha")).isEqualTo(4096);
+        assertThat(page.value("vllm:lora_adapter_memory_bytes", "lora_name", "alpha"))
+                .isEqualTo(4096);
         assertFamily(page, "vllm:lora_requests_total", "counter", Set.of("lora_name", "finished_reason"));
         assertThat(page.value("vllm:lora_requests_total", "lora_name", "alpha", "finished_reason", "abort"))
                 .isEqualTo(2);
         assertFamily(page, "vllm:lora_prompt_tokens_total", "counter", Set.of("lora_name"));
         assertFamily(page, "vllm:lora_generation_tokens_total", "counter", Set.of("lora_name"));
-        assertThat(page.value("vllm:lora_generation_tokens_total", "lora_name", "alpha")).isEqualTo(33);
+        assertThat(page.value("vllm:lora_generation_tokens_total", "lora_name", "alpha"))
+                .isEqualTo(33);
         assertFamily(page, "vllm:iteration_lora_adapters", "histogram", Set.of());
         assertFamily(page, "vllm:lora_time_to_first_token_seconds", "histogram", Set.of("lora_name"));
         assertFamily(page, "vllm:lora_e2e_request_latency_seconds", "histogram", Set.of("lora_name"));
@@ -200,9 +265,11 @@ class FamiliesTest {
 
     @Test
     void latencyPerAdapterIsOffByDefault() {
-        EngineSnapshot s = new Fixtures.Snap().adapter(Fixtures.adapter("alpha", 1, 0, Level.GPU)).build();
+        EngineSnapshot s = new Fixtures.Snap()
+                .adapter(Fixtures.adapter("alpha", 1, 0, Level.GPU))
+                .build();
         Page page = page(s, Fixtures.options(true));
-        assertThat(page.types()).doesNotContainKeys("vllm:lora_time_to_first_token_seconds",
-                "vllm:lora_e2e_request_latency_seconds");
+        assertThat(page.types())
+                .doesNotContainKeys("vllm:lora_time_to_first_token_seconds", "vllm:lora_e2e_request_latency_seconds");
     }
 }

@@ -1,15 +1,14 @@
 package dev.patchbay.metrics;
 
-import dev.patchbay.testkit.Await;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.patchbay.engine.FinishReason;
 import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.engine.stats.AdapterState.Level;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.engine.stats.FinishCounts;
 import dev.patchbay.engine.stats.FinishedRequest;
-import dev.patchbay.engine.stats.StepStats;
-import org.junit.jupiter.api.Test;
-
+import dev.patchbay.testkit.Await;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,9 +20,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
 
 /**
  * The contract's invariants at every scrape of a random workload, with the engine thread publishing snapshots
@@ -73,7 +71,9 @@ class InvariantsTest {
             baseWaiting = 0;
             // slots: adapters still running keep theirs; free slots go to waiting adapters
             List<String> active = new ArrayList<>();
-            queues.forEach((name, q) -> { if (q[0] > 0) active.add(name); });
+            queues.forEach((name, q) -> {
+                if (q[0] > 0) active.add(name);
+            });
             for (Map.Entry<String, int[]> e : queues.entrySet()) {
                 if (active.size() >= SLOTS) break;
                 if (e.getValue()[1] > 0 && !active.contains(e.getKey())) active.add(e.getKey());
@@ -97,12 +97,26 @@ class InvariantsTest {
                 waiting += q[1];
                 Level level = levels.get(e.getKey());
                 if (level == Level.NONE && q[0] == 0 && q[1] == 0) continue;
-                listed.add(Fixtures.adapter(e.getKey(), q[0], q[1], level, false, 8, level == Level.NONE ? 0 : 4096,
-                        0, 0, finished.get(e.getKey())));
+                listed.add(Fixtures.adapter(
+                        e.getKey(),
+                        q[0],
+                        q[1],
+                        level,
+                        false,
+                        8,
+                        level == Level.NONE ? 0 : 4096,
+                        0,
+                        0,
+                        finished.get(e.getKey())));
             }
-            return new Fixtures.Snap().sequence(sequence).running(running).waiting(waiting)
-                    .counters(Fixtures.counters(sequence)).adapters(listed)
-                    .step(Fixtures.step(running, active.size(), List.of(), List.of(), done, List.of())).build();
+            return new Fixtures.Snap()
+                    .sequence(sequence)
+                    .running(running)
+                    .waiting(waiting)
+                    .counters(Fixtures.counters(sequence))
+                    .adapters(listed)
+                    .step(Fixtures.step(running, active.size(), List.of(), List.of(), done, List.of()))
+                    .build();
         }
     }
 
@@ -119,7 +133,8 @@ class InvariantsTest {
             runningSum += running;
             waitingSum += waiting;
             if (running > 0) {
-                assertThat(page.value("vllm:lora_adapter_loaded", "lora_name", a.name(), "level", "gpu")).isEqualTo(1);
+                assertThat(page.value("vllm:lora_adapter_loaded", "lora_name", a.name(), "level", "gpu"))
+                        .isEqualTo(1);
             }
         }
         assertThat(page.labelValues("vllm:num_lora_requests_running", "lora_name"))
@@ -183,6 +198,7 @@ class InvariantsTest {
         assertThat(drained.samples("vllm:num_lora_requests_waiting")).allMatch(x -> x.value() == 0);
         assertThat(drained.value("vllm:num_requests_waiting")).isZero();
         assertThat(drained.samples("vllm:lora_requests_info").getFirst().labels())
-                .containsEntry("running_lora_adapters", "").containsEntry("waiting_lora_adapters", "");
+                .containsEntry("running_lora_adapters", "")
+                .containsEntry("waiting_lora_adapters", "");
     }
 }

@@ -1,20 +1,19 @@
 package dev.patchbay.metrics;
 
-import dev.patchbay.testkit.RequiredTool;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.AdapterState.Level;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.engine.stats.StepStats;
-import org.junit.jupiter.api.Test;
-
+import dev.patchbay.testkit.RequiredTool;
 import java.io.File;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * The OpenMetrics page passes a strict OpenMetrics parser: Python prometheus_client's (Debian
@@ -35,29 +34,41 @@ class OpenMetricsParseTest {
             File file = new File(candidate);
             if (candidate.startsWith("/") && !file.canExecute()) continue;
             Process p = new ProcessBuilder(candidate, "-c", "import prometheus_client.openmetrics.parser")
-                    .redirectErrorStream(true).start();
+                    .redirectErrorStream(true)
+                    .start();
             p.getInputStream().readAllBytes();
             if (p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0) return candidate;
         }
-        throw RequiredTool.missing("python3 with prometheus_client is not installed (Debian package "
-                + "'python3-prometheus-client')");
+        throw RequiredTool.missing(
+                "python3 with prometheus_client is not installed (Debian package " + "'python3-prometheus-client')");
     }
 
     @Test
     void openMetricsPageParses() throws Exception {
         String python = python();
-        EngineSnapshot s = new Fixtures.Snap().running(3).waiting(2)
-                .adapter(Fixtures.adapter("alpha", 2, 1, Level.GPU)).adapter(Fixtures.adapter("beta", 0, 1, Level.NONE))
+        EngineSnapshot s = new Fixtures.Snap()
+                .running(3)
+                .waiting(2)
+                .adapter(Fixtures.adapter("alpha", 2, 1, Level.GPU))
+                .adapter(Fixtures.adapter("beta", 0, 1, Level.NONE))
                 .adapter(Fixtures.adapter("gamma", 0, 0, Level.CPU))
-                .step(Fixtures.step(64, 2, List.of(new StepStats.FirstToken("alpha", 0.05)), List.of(0.02),
+                .step(Fixtures.step(
+                        64,
+                        2,
+                        List.of(new StepStats.FirstToken("alpha", 0.05)),
+                        List.of(0.02),
                         List.of(Fixtures.finished("alpha", 1.2)),
-                        List.of(new AdapterLoad("alpha", AdapterLoad.Source.DISK, 0.3)))).build();
-        EngineMetrics metrics = new EngineMetrics(Fixtures.options(true).withEnableLoraLatencyMetrics(true)
-                .withMaxLoraMetricSeries(2), () -> s);
+                        List.of(new AdapterLoad("alpha", AdapterLoad.Source.DISK, 0.3))))
+                .build();
+        EngineMetrics metrics = new EngineMetrics(
+                Fixtures.options(true).withEnableLoraLatencyMetrics(true).withMaxLoraMetricSeries(2), () -> s);
         metrics.accept(s);
-        String page = metrics.scrape(Set.of(), "application/openmetrics-text; version=1.0.0; charset=utf-8").text();
+        String page = metrics.scrape(Set.of(), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+                .text();
 
-        Process p = new ProcessBuilder(python, "-c", PARSE).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(python, "-c", PARSE)
+                .redirectErrorStream(true)
+                .start();
         try (OutputStream in = p.getOutputStream()) {
             in.write(page.getBytes(StandardCharsets.UTF_8));
         }

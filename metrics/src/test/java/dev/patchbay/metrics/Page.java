@@ -81,18 +81,21 @@ record Page(Map<String, String> types, Map<String, String> helps, List<Sample> s
 
     /** The one sample of {@code name} whose labels include all of {@code labels} (name/value pairs). */
     Optional<Sample> find(String name, String... labels) {
-        return samples(name).stream().filter(s -> {
-            for (int k = 0; k + 1 < labels.length; k += 2) {
-                if (!labels[k + 1].equals(s.labels().get(labels[k]))) return false;
-            }
-            return true;
-        }).reduce((a, b) -> {
-            throw new AssertionError("more than one sample of " + name + " matches");
-        });
+        return samples(name).stream()
+                .filter(s -> {
+                    for (int k = 0; k + 1 < labels.length; k += 2) {
+                        if (!labels[k + 1].equals(s.labels().get(labels[k]))) return false;
+                    }
+                    return true;
+                })
+                .reduce((a, b) -> {
+                    throw new AssertionError("more than one sample of " + name + " matches");
+                });
     }
 
     double value(String name, String... labels) {
-        return find(name, labels).orElseThrow(() -> new AssertionError("no sample " + name + " " + List.of(labels)))
+        return find(name, labels)
+                .orElseThrow(() -> new AssertionError("no sample " + name + " " + List.of(labels)))
                 .value();
     }
 

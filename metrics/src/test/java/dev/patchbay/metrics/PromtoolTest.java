@@ -1,23 +1,21 @@
 package dev.patchbay.metrics;
 
-import dev.patchbay.testkit.RequiredTool;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.AdapterState.Level;
 import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.engine.stats.StepStats;
-import org.junit.jupiter.api.Test;
-
+import dev.patchbay.testkit.RequiredTool;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
-import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 /**
  * The rendered page passes {@code promtool check metrics}. promtool (2.42, Debian's {@code prometheus} package)
@@ -39,12 +37,16 @@ class PromtoolTest {
     private record Result(int exitCode, String output) {}
 
     private static Result check(String page) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(promtool(), "check", "metrics").redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(promtool(), "check", "metrics")
+                .redirectErrorStream(true)
+                .start();
         try (OutputStream in = process.getOutputStream()) {
             in.write(page.getBytes(StandardCharsets.UTF_8));
         }
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("promtool finished").isTrue();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                .as("promtool finished")
+                .isTrue();
         return new Result(process.exitValue(), output);
     }
 
@@ -60,8 +62,14 @@ class PromtoolTest {
     }
 
     private static EngineSnapshot busySnapshot() {
-        Fixtures.Snap snap = new Fixtures.Snap().running(9).waiting(4)
-                .step(Fixtures.step(300, 3, List.of(new StepStats.FirstToken("adapter-1", 0.2)), List.of(0.03),
+        Fixtures.Snap snap = new Fixtures.Snap()
+                .running(9)
+                .waiting(4)
+                .step(Fixtures.step(
+                        300,
+                        3,
+                        List.of(new StepStats.FirstToken("adapter-1", 0.2)),
+                        List.of(0.03),
                         List.of(Fixtures.finished("adapter-1", 1.5), Fixtures.finished(null, 0.9)),
                         List.of(new AdapterLoad("adapter-2", AdapterLoad.Source.DISK, 0.4))));
         for (int i = 0; i < 30; i++) {
@@ -75,8 +83,8 @@ class PromtoolTest {
     @Test
     void pagePassesPromtool() throws Exception {
         EngineSnapshot snapshot = busySnapshot();
-        EngineMetrics metrics = new EngineMetrics(Fixtures.options(true).withEnableLoraLatencyMetrics(true)
-                .withMaxLoraMetricSeries(25), () -> snapshot);
+        EngineMetrics metrics = new EngineMetrics(
+                Fixtures.options(true).withEnableLoraLatencyMetrics(true).withMaxLoraMetricSeries(25), () -> snapshot);
         metrics.accept(snapshot);
         String page = metrics.scrape().text();
         assertThat(page).contains("lora_name=\"__other__\"");
@@ -87,7 +95,9 @@ class PromtoolTest {
     @Test
     void pageWithoutLoraPassesPromtool() throws Exception {
         EngineSnapshot snapshot = new Fixtures.Snap().lora(false).build();
-        assertPasses(new EngineMetrics(Fixtures.options(false), () -> snapshot).scrape().text());
+        assertPasses(new EngineMetrics(Fixtures.options(false), () -> snapshot)
+                .scrape()
+                .text());
     }
 
     @Test

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -19,7 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.Collections;
 
 /**
  * The BPE tokenizer of a Hugging Face {@code tokenizer.json}, byte-level (GPT-2, Llama 3, Qwen2/3) or
@@ -51,7 +51,8 @@ public final class BpeTokenizer implements Tokenizer {
     }
 
     /** An added token as tokenizer.json declares it; lstrip/rstrip take the whitespace beside it into the match. */
-    private record AddedToken(String content, int id, boolean special, boolean lstrip, boolean rstrip, boolean singleWord) {}
+    private record AddedToken(
+            String content, int id, boolean special, boolean lstrip, boolean rstrip, boolean singleWord) {}
 
     /** One pre-tokenizer step: cuts each piece into smaller ones. */
     private interface PreTokenizer {
@@ -61,14 +62,17 @@ public final class BpeTokenizer implements Tokenizer {
     private final Map<String, Integer> vocab;
     /** (left id, right id) to (rank, merged id), packed in two longs' worth: see {@link #mergeKey}. */
     private final Map<Long, long[]> merges;
+
     private final byte[][] idBytes;
     /** The added tokens' texts, for the leftmost-longest match Hugging Face splits them out by. */
     private final TrieNode addedTokenTrie = new TrieNode();
+
     private final Map<String, AddedToken> addedTokens;
     private final UnaryOperator<String> normalizer;
     private final List<PreTokenizer> preTokenizers;
     /** Byte-level BPE maps each piece's UTF-8 bytes to GPT-2's printable characters before merging. */
     private final boolean byteLevel;
+
     private final boolean ignoreMerges;
     private final boolean byteFallback;
     private final int unkId;
@@ -79,6 +83,7 @@ public final class BpeTokenizer implements Tokenizer {
     private final int[] suffixIds;
     /** Spaces the decoder takes off the start of a decoded sequence (Llama 2's Strip, a Metaspace decoder). */
     private final int decodeStripLeadingSpaces;
+
     private final Map<String, int[]> cache = new ConcurrentHashMap<>();
 
     private BpeTokenizer(Builder b) {
@@ -100,7 +105,8 @@ public final class BpeTokenizer implements Tokenizer {
         this.decodeStripLeadingSpaces = b.decodeStripLeadingSpaces;
         for (AddedToken t : addedTokens.values()) {
             TrieNode node = addedTokenTrie;
-            for (int i = 0; i < t.content().length(); i++) node = node.next.computeIfAbsent(t.content().charAt(i), c -> new TrieNode());
+            for (int i = 0; i < t.content().length(); i++)
+                node = node.next.computeIfAbsent(t.content().charAt(i), c -> new TrieNode());
             node.token = t;
         }
     }
@@ -150,7 +156,8 @@ public final class BpeTokenizer implements Tokenizer {
      * when absent); {@code addBos}, when not null, says whether an encoded prompt starts with the BOS token
      * (tokenizer_config.json's add_bos_token); otherwise the post-processor's template decides, as in Hugging Face.
      */
-    public static BpeTokenizer read(Path tokenizerJson, String bosToken, String eosToken, Boolean addBos) throws IOException {
+    public static BpeTokenizer read(Path tokenizerJson, String bosToken, String eosToken, Boolean addBos)
+            throws IOException {
         JsonNode root;
         try {
             root = new ObjectMapper().readTree(tokenizerJson.toFile());
@@ -164,7 +171,8 @@ public final class BpeTokenizer implements Tokenizer {
         }
     }
 
-    private static BpeTokenizer read(JsonNode root, String bosToken, String eosToken, Boolean addBos) throws IOException {
+    private static BpeTokenizer read(JsonNode root, String bosToken, String eosToken, Boolean addBos)
+            throws IOException {
         JsonNode model = root.path("model");
         String type = model.path("type").asText("BPE");
         if (!type.equals("BPE")) throw new IOException("tokenizer model type " + type + " is not supported (only BPE)");
@@ -205,8 +213,15 @@ public final class BpeTokenizer implements Tokenizer {
             int id = t.path("id").asInt(-1);
             String content = t.path("content").asText("");
             if (id < 0 || content.isEmpty()) throw new IOException("malformed added token " + t);
-            b.addedTokens.put(content, new AddedToken(content, id, t.path("special").asBoolean(false),
-                    t.path("lstrip").asBoolean(false), t.path("rstrip").asBoolean(false), t.path("single_word").asBoolean(false)));
+            b.addedTokens.put(
+                    content,
+                    new AddedToken(
+                            content,
+                            id,
+                            t.path("special").asBoolean(false),
+                            t.path("lstrip").asBoolean(false),
+                            t.path("rstrip").asBoolean(false),
+                            t.path("single_word").asBoolean(false)));
             maxId = Math.max(maxId, id);
         }
         b.idBytes = new byte[maxId + 1][];
@@ -216,7 +231,8 @@ public final class BpeTokenizer implements Tokenizer {
         // A special token decodes to nothing; any other added token goes through the decoder like a vocabulary token
         // (Gemma's "▁▁" tokens are spaces).
         for (AddedToken t : b.addedTokens.values()) {
-            b.idBytes[t.id()] = t.special() ? new byte[0]
+            b.idBytes[t.id()] = t.special()
+                    ? new byte[0]
                     : b.byteLevel ? unicodeToBytes(t.content()) : sentencePieceBytes(t.content());
         }
         for (int i = 0; i < b.idBytes.length; i++) if (b.idBytes[i] == null) b.idBytes[i] = new byte[0];
@@ -254,7 +270,8 @@ public final class BpeTokenizer implements Tokenizer {
                 String name = piece.path("SpecialToken").path("id").asText(null);
                 if (name == null) continue;
                 JsonNode ids = p.path("special_tokens").path(name).path("ids");
-                if (!ids.isArray() || ids.isEmpty()) throw new IOException("post_processor special token " + name + " has no ids");
+                if (!ids.isArray() || ids.isEmpty())
+                    throw new IOException("post_processor special token " + name + " has no ids");
                 for (JsonNode id : ids) (seenSequence ? after : before).add(id.asInt());
             }
             b.prefixIds = before.stream().mapToInt(Integer::intValue).toArray();
@@ -272,7 +289,8 @@ public final class BpeTokenizer implements Tokenizer {
 
     /** A Metaspace step's prepend_scheme ("always", "first" or "never"), from the older add_prefix_space if absent. */
     private static String prependScheme(JsonNode metaspace) {
-        return metaspace.hasNonNull("prepend_scheme") ? metaspace.get("prepend_scheme").asText()
+        return metaspace.hasNonNull("prepend_scheme")
+                ? metaspace.get("prepend_scheme").asText()
                 : metaspace.path("add_prefix_space").asBoolean(true) ? "always" : "never";
     }
 
@@ -283,12 +301,13 @@ public final class BpeTokenizer implements Tokenizer {
             switch (d.path("type").asText("")) {
                 // after Fuse the sequence is one string, so Strip's start applies to the text's start only
                 case "Strip" -> {
-                    if (d.path("content").asText("").equals(" ")) strip = d.path("start").asInt(0);
+                    if (d.path("content").asText("").equals(" "))
+                        strip = d.path("start").asInt(0);
                 }
                 case "Metaspace" -> {
                     if (!prependScheme(d).equals("never")) strip = 1;
                 }
-                default -> { }
+                default -> {}
             }
         }
         return strip;
@@ -322,7 +341,8 @@ public final class BpeTokenizer implements Tokenizer {
                 yield s -> p.matcher(s).replaceAll(content);
             }
             case "Strip" -> {
-                boolean left = n.path("strip_left").asBoolean(false), right = n.path("strip_right").asBoolean(false);
+                boolean left = n.path("strip_left").asBoolean(false),
+                        right = n.path("strip_right").asBoolean(false);
                 yield s -> left && right ? s.strip() : left ? s.stripLeading() : right ? s.stripTrailing() : s;
             }
             default -> throw new IOException("normalizer " + type + " is not supported");
@@ -331,7 +351,8 @@ public final class BpeTokenizer implements Tokenizer {
 
     private static Pattern pattern(JsonNode p) throws IOException {
         try {
-            return p.has("Regex") ? Pattern.compile(p.get("Regex").asText(), Pattern.UNICODE_CHARACTER_CLASS)
+            return p.has("Regex")
+                    ? Pattern.compile(p.get("Regex").asText(), Pattern.UNICODE_CHARACTER_CLASS)
                     : Pattern.compile(Pattern.quote(p.path("String").asText()));
         } catch (RuntimeException e) {
             throw new IOException("regex " + p + " does not compile: " + e.getMessage(), e);
@@ -350,7 +371,8 @@ public final class BpeTokenizer implements Tokenizer {
             }
             case "Split" -> {
                 String behavior = pre.path("behavior").asText("Isolated");
-                if (!List.of("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous").contains(behavior)) {
+                if (!List.of("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+                        .contains(behavior)) {
                     throw new IOException("pre-tokenizer Split with behavior " + behavior + " is not supported");
                 }
                 Pattern p = pattern(pre.path("pattern"));
@@ -359,7 +381,8 @@ public final class BpeTokenizer implements Tokenizer {
                 return false;
             }
             case "Digits" -> {
-                Pattern p = Pattern.compile(pre.path("individual_digits").asBoolean(false) ? "\\p{N}" : "\\p{N}+",
+                Pattern p = Pattern.compile(
+                        pre.path("individual_digits").asBoolean(false) ? "\\p{N}" : "\\p{N}+",
                         Pattern.UNICODE_CHARACTER_CLASS);
                 out.add((piece, start) -> split(p, piece, "Isolated", false));
                 return false;
@@ -367,7 +390,8 @@ public final class BpeTokenizer implements Tokenizer {
             case "ByteLevel" -> {
                 boolean prefixSpace = pre.path("add_prefix_space").asBoolean(false);
                 Pattern gpt2 = pre.path("use_regex").asBoolean(true)
-                        ? Pattern.compile(GPT2_PATTERN, Pattern.UNICODE_CHARACTER_CLASS) : null;
+                        ? Pattern.compile(GPT2_PATTERN, Pattern.UNICODE_CHARACTER_CLASS)
+                        : null;
                 out.add((piece, start) -> {
                     String s = prefixSpace && !piece.startsWith(" ") ? " " + piece : piece;
                     return gpt2 == null ? List.of(s) : split(gpt2, s, "Isolated", false);
@@ -422,7 +446,8 @@ public final class BpeTokenizer implements Tokenizer {
             case "MergedWithPrevious" -> {
                 boolean previousMatch = false;
                 for (int i = 0; i < parts.size(); i++) {
-                    if (isMatch.get(i) && !previousMatch && !out.isEmpty()) out.set(out.size() - 1, out.getLast() + parts.get(i));
+                    if (isMatch.get(i) && !previousMatch && !out.isEmpty())
+                        out.set(out.size() - 1, out.getLast() + parts.get(i));
                     else out.add(parts.get(i));
                     previousMatch = isMatch.get(i);
                 }
@@ -430,7 +455,8 @@ public final class BpeTokenizer implements Tokenizer {
             case "MergedWithNext" -> {
                 boolean nextMatch = false;
                 for (int i = parts.size() - 1; i >= 0; i--) {
-                    if (isMatch.get(i) && !nextMatch && !out.isEmpty()) out.set(out.size() - 1, parts.get(i) + out.getLast());
+                    if (isMatch.get(i) && !nextMatch && !out.isEmpty())
+                        out.set(out.size() - 1, parts.get(i) + out.getLast());
                     else out.add(parts.get(i));
                     nextMatch = isMatch.get(i);
                 }
@@ -439,7 +465,8 @@ public final class BpeTokenizer implements Tokenizer {
             case "Contiguous" -> {
                 boolean previousMatch = false;
                 for (int i = 0; i < parts.size(); i++) {
-                    if (isMatch.get(i) == previousMatch && !out.isEmpty()) out.set(out.size() - 1, out.getLast() + parts.get(i));
+                    if (isMatch.get(i) == previousMatch && !out.isEmpty())
+                        out.set(out.size() - 1, out.getLast() + parts.get(i));
                     else out.add(parts.get(i));
                     previousMatch = isMatch.get(i);
                 }
@@ -612,7 +639,8 @@ public final class BpeTokenizer implements Tokenizer {
         }
         boolean[] gone = new boolean[n];
         // Candidates are (rank, position, merged id); a stale one (a side merged away since) is skipped.
-        PriorityQueue<long[]> queue = new PriorityQueue<>((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
+        PriorityQueue<long[]> queue =
+                new PriorityQueue<>((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
         for (int i = 0; i + 1 < n; i++) offer(queue, sym, i, i + 1);
         while (!queue.isEmpty()) {
             long[] top = queue.poll();

@@ -40,7 +40,8 @@ public final class ChatTemplate {
 
     /** The prompt text; an IllegalArgumentException names why a template refuses the conversation or fails. */
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt) {
-        if (parseError != null) throw new IllegalArgumentException("chat template: " + parseError.getMessage(), parseError);
+        if (parseError != null)
+            throw new IllegalArgumentException("chat template: " + parseError.getMessage(), parseError);
         List<Object> msgs = new ArrayList<>();
         for (ChatMessage m : messages) {
             Map<String, Object> map = new LinkedHashMap<>();

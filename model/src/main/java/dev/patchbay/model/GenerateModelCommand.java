@@ -8,14 +8,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** Writes a random Llama-family model and PEFT adapters for it, in the real file formats. */
-@Command(name = "generate-model", mixinStandardHelpOptions = true,
+@Command(
+        name = "generate-model",
+        mixinStandardHelpOptions = true,
         description = "Writes a random Llama-family model (config.json, model.safetensors, tokenizer.json, "
                 + "tokenizer_config.json) and LoRA adapters for it (adapters/adapter-N).")
 public final class GenerateModelCommand implements Callable<Integer> {
     @Option(names = "--output", required = true, description = "Directory to write the model into.")
     Path output;
 
-    @Option(names = "--architecture", defaultValue = "LlamaForCausalLM",
+    @Option(
+            names = "--architecture",
+            defaultValue = "LlamaForCausalLM",
             description = "LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM (default: ${DEFAULT-VALUE}).")
     String architecture;
 
@@ -46,7 +50,10 @@ public final class GenerateModelCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "7", description = "Random seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--adapters", defaultValue = "0", description = "LoRA adapters to write (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--adapters",
+            defaultValue = "0",
+            description = "LoRA adapters to write (default: ${DEFAULT-VALUE}).")
     int adapters;
 
     @Option(names = "--rank", defaultValue = "8", description = "LoRA rank (default: ${DEFAULT-VALUE}).")
@@ -55,14 +62,27 @@ public final class GenerateModelCommand implements Callable<Integer> {
     @Option(names = "--alpha", defaultValue = "16", description = "LoRA alpha (default: ${DEFAULT-VALUE}).")
     double alpha;
 
-    @Option(names = "--target-modules", split = ",", defaultValue = "q_proj,v_proj",
+    @Option(
+            names = "--target-modules",
+            split = ",",
+            defaultValue = "q_proj,v_proj",
             description = "Projections the adapters adapt (default: ${DEFAULT-VALUE}).")
     List<String> targetModules;
 
     @Override
     public Integer call() throws Exception {
-        ModelGenerator.Spec spec = new ModelGenerator.Spec(architecture, hidden, layers, heads, kvHeads, intermediate,
-                vocab, dtype.toUpperCase(), seed, tieEmbeddings, null);
+        ModelGenerator.Spec spec = new ModelGenerator.Spec(
+                architecture,
+                hidden,
+                layers,
+                heads,
+                kvHeads,
+                intermediate,
+                vocab,
+                dtype.toUpperCase(),
+                seed,
+                tieEmbeddings,
+                null);
         ModelGenerator.writeModel(output, spec);
         System.out.println("Wrote model " + output);
         for (int i = 0; i < adapters; i++) {

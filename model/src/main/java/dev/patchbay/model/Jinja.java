@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.time.ZonedDateTime;
 import java.time.format.TextStyle;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -13,10 +15,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Function;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -59,7 +59,17 @@ final class Jinja {
 
     // ---------------------------------------------------------------- lexing
 
-    private enum Kind { TEXT, EXPR, STMT, NAME, STRING, INT, FLOAT, OP, END }
+    private enum Kind {
+        TEXT,
+        EXPR,
+        STMT,
+        NAME,
+        STRING,
+        INT,
+        FLOAT,
+        OP,
+        END
+    }
 
     private record Token(Kind kind, String text, int line) {
         @Override
@@ -98,7 +108,8 @@ final class Jinja {
                 boolean plus = contentStart < src.length() && src.charAt(contentStart) == '+';
                 if (stripBefore || plus) contentStart++;
                 int end = type == '#' ? src.indexOf(close, contentStart) : findClose(src, contentStart, close);
-                if (end < 0) throw new IllegalArgumentException("line " + line + ": unclosed " + src.substring(open, open + 2));
+                if (end < 0)
+                    throw new IllegalArgumentException("line " + line + ": unclosed " + src.substring(open, open + 2));
                 boolean stripAfter = end > contentStart && src.charAt(end - 1) == '-';
                 String content = src.substring(contentStart, stripAfter ? end - 1 : end);
                 chunks.add(new Chunk(Kind.TEXT, text.toString(), false, false, false, line));
@@ -109,11 +120,18 @@ final class Jinja {
                 pos = end + 2;
                 if (kind == Kind.STMT && content.strip().equals("raw")) {
                     // everything up to {% endraw %} is text
-                    Matcher m = Pattern.compile("\\{%([-+]?)\\s*endraw\\s*(-?)%}").matcher(src);
-                    if (!m.find(pos)) throw new IllegalArgumentException("line " + line + ": {% raw %} without {% endraw %}");
+                    Matcher m =
+                            Pattern.compile("\\{%([-+]?)\\s*endraw\\s*(-?)%}").matcher(src);
+                    if (!m.find(pos))
+                        throw new IllegalArgumentException("line " + line + ": {% raw %} without {% endraw %}");
                     chunks.add(new Chunk(Kind.TEXT, src.substring(pos, m.start()), false, false, false, line));
-                    chunks.add(new Chunk(Kind.STMT, "endraw", m.group(1).equals("-"), m.group(2).equals("-"),
-                            m.group(1).equals("+"), line));
+                    chunks.add(new Chunk(
+                            Kind.STMT,
+                            "endraw",
+                            m.group(1).equals("-"),
+                            m.group(2).equals("-"),
+                            m.group(1).equals("+"),
+                            line));
                     line += count(src, pos, m.end());
                     pos = m.end();
                 }
@@ -171,7 +189,8 @@ final class Jinja {
                     } else if (block && !tag.plus()) {
                         String t = texts[i];
                         int lineBegin = t.lastIndexOf('\n') + 1;
-                        if ((lineBegin > 0 || lineStart) && t.substring(lineBegin).chars().allMatch(c -> c == ' ' || c == '\t')) {
+                        if ((lineBegin > 0 || lineStart)
+                                && t.substring(lineBegin).chars().allMatch(c -> c == ' ' || c == '\t')) {
                             texts[i] = t.substring(0, lineBegin);
                         }
                     }
@@ -179,7 +198,8 @@ final class Jinja {
                     lineStart = false;
                     if (tag.stripAfter()) {
                         String stripped = next.stripLeading();
-                        lineStart = next.length() > stripped.length() && next.charAt(next.length() - stripped.length() - 1) == '\n';
+                        lineStart = next.length() > stripped.length()
+                                && next.charAt(next.length() - stripped.length() - 1) == '\n';
                         texts[i + 2] = stripped;
                     } else if (block) {
                         if (next.startsWith("\n")) {
@@ -216,8 +236,9 @@ final class Jinja {
             return out;
         }
 
-        private static final List<String> OPERATORS = List.of("**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%",
-                "~", "<", ">", "=", "(", ")", "[", "]", "{", "}", ",", ".", ":", "|");
+        private static final List<String> OPERATORS = List.of(
+                "**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~", "<", ">", "=", "(", ")", "[", "]",
+                "{", "}", ",", ".", ":", "|");
 
         private static void expressionTokens(String s, int line, List<Token> out) {
             int i = 0;
@@ -276,7 +297,8 @@ final class Jinja {
                             while (j < s.length() && Character.isDigit(s.charAt(j))) j++;
                         }
                     }
-                    out.add(new Token(isFloat ? Kind.FLOAT : Kind.INT, s.substring(i, j).replace("_", ""), line));
+                    out.add(new Token(
+                            isFloat ? Kind.FLOAT : Kind.INT, s.substring(i, j).replace("_", ""), line));
                     i = j;
                 } else if (Character.isLetter(c) || c == '_') {
                     int j = i;
@@ -291,7 +313,8 @@ final class Jinja {
                             break;
                         }
                     }
-                    if (op == null) throw new IllegalArgumentException("line " + line + ": unexpected character '" + c + "'");
+                    if (op == null)
+                        throw new IllegalArgumentException("line " + line + ": unexpected character '" + c + "'");
                     out.add(new Token(Kind.OP, op, line));
                     i += op.length();
                 }
@@ -301,7 +324,8 @@ final class Jinja {
 
     // ---------------------------------------------------------------- syntax tree
 
-    private sealed interface Node permits Text, Output, If, For, Set, SetBlock, Macro, CallBlock, FilterBlock, Break, Continue {}
+    private sealed interface Node
+            permits Text, Output, If, For, Set, SetBlock, Macro, CallBlock, FilterBlock, Break, Continue {}
 
     private record Text(String text) implements Node {}
 
@@ -309,7 +333,8 @@ final class Jinja {
 
     private record If(Expr test, List<Node> then, List<Node> otherwise) implements Node {}
 
-    private record For(List<String> targets, Expr iterable, Expr filter, List<Node> body, List<Node> otherwise) implements Node {}
+    private record For(List<String> targets, Expr iterable, Expr filter, List<Node> body, List<Node> otherwise)
+            implements Node {}
 
     private record Set(Expr target, Expr value) implements Node {}
 
@@ -325,8 +350,22 @@ final class Jinja {
 
     private record Continue() implements Node {}
 
-    private sealed interface Expr permits Literal, Name, ListExpr, TupleExpr, DictExpr, Attr, Index, SliceExpr, Call, Filter,
-            Test, Unary, Binary, Ternary, Kwarg {}
+    private sealed interface Expr
+            permits Literal,
+                    Name,
+                    ListExpr,
+                    TupleExpr,
+                    DictExpr,
+                    Attr,
+                    Index,
+                    SliceExpr,
+                    Call,
+                    Filter,
+                    Test,
+                    Unary,
+                    Binary,
+                    Ternary,
+                    Kwarg {}
 
     private record Literal(Object value) implements Expr {}
 
@@ -364,6 +403,7 @@ final class Jinja {
     private static final class Parser {
         /** No closing tag: parse to the template's end. */
         static final List<String> TEMPLATE_END = List.of();
+
         private final List<Token> tokens;
         private int pos;
 
@@ -393,7 +433,8 @@ final class Jinja {
 
         private IllegalArgumentException error(String message) {
             Token t = peek();
-            return new IllegalArgumentException((t.line() > 0 ? "line " + t.line() + ": " : "") + message + ", found " + t);
+            return new IllegalArgumentException(
+                    (t.line() > 0 ? "line " + t.line() + ": " : "") + message + ", found " + t);
         }
 
         private void expectOp(String op) {
@@ -654,13 +695,16 @@ final class Jinja {
             Expr e = math1();
             while (true) {
                 Token t = peek();
-                if (t.kind() == Kind.OP && List.of("==", "!=", "<", ">", "<=", ">=").contains(t.text())) {
+                if (t.kind() == Kind.OP
+                        && List.of("==", "!=", "<", ">", "<=", ">=").contains(t.text())) {
                     pos++;
                     e = new Binary(t.text(), e, math1());
                 } else if (isName("in")) {
                     pos++;
                     e = new Binary("in", e, math1());
-                } else if (isName("not") && peek(1).kind() == Kind.NAME && peek(1).text().equals("in")) {
+                } else if (isName("not")
+                        && peek(1).kind() == Kind.NAME
+                        && peek(1).text().equals("in")) {
                     pos += 2;
                     e = new Unary("not", new Binary("in", e, math1()));
                 } else {
@@ -738,9 +782,12 @@ final class Jinja {
                     List<Expr> args = List.of();
                     if (isOp("(")) {
                         args = arguments();
-                    } else if (peek().kind() == Kind.STRING || peek().kind() == Kind.INT || peek().kind() == Kind.FLOAT
-                            || (peek().kind() == Kind.NAME && List.of("none", "None", "true", "True", "false", "False")
-                            .contains(peek().text()))) {
+                    } else if (peek().kind() == Kind.STRING
+                            || peek().kind() == Kind.INT
+                            || peek().kind() == Kind.FLOAT
+                            || (peek().kind() == Kind.NAME
+                                    && List.of("none", "None", "true", "True", "false", "False")
+                                            .contains(peek().text()))) {
                         args = List.of(postfix(primary())); // "is divisibleby 3", "is sameas none"
                     }
                     e = new Test(e, name, args, negated);
@@ -754,7 +801,9 @@ final class Jinja {
             expectOp("(");
             List<Expr> args = new ArrayList<>();
             while (!isOp(")")) {
-                if (peek().kind() == Kind.NAME && peek(1).kind() == Kind.OP && peek(1).text().equals("=")) {
+                if (peek().kind() == Kind.NAME
+                        && peek(1).kind() == Kind.OP
+                        && peek(1).text().equals("=")) {
                     String name = next().text();
                     pos++;
                     args.add(new Kwarg(name, expression()));
@@ -774,7 +823,9 @@ final class Jinja {
                     pos++;
                     Token t = next();
                     if (t.kind() != Kind.NAME && t.kind() != Kind.INT) throw error("expected an attribute name");
-                    e = t.kind() == Kind.INT ? new Index(e, new Literal(Long.parseLong(t.text()))) : new Attr(e, t.text());
+                    e = t.kind() == Kind.INT
+                            ? new Index(e, new Literal(Long.parseLong(t.text())))
+                            : new Attr(e, t.text());
                 } else if (isOp("[")) {
                     pos++;
                     Expr start = null, stop = null, step = null;
@@ -863,10 +914,10 @@ final class Jinja {
                             pos++;
                             return new DictExpr(keys, values);
                         }
-                        default -> { }
+                        default -> {}
                     }
                 }
-                default -> { }
+                default -> {}
             }
             pos--;
             throw error("expected an expression");
@@ -974,10 +1025,12 @@ final class Jinja {
             }
             case Macro m -> scope.vars.put(m.name(), macro(m, scope));
             case CallBlock c -> {
-                if (!(c.call() instanceof Call call)) throw new IllegalArgumentException("{% call %} needs a macro call");
+                if (!(c.call() instanceof Call call))
+                    throw new IllegalArgumentException("{% call %} needs a macro call");
                 // the body is handed to the macro as its caller()
                 Object callee = eval(call.callee(), scope);
-                if (!(callee instanceof Callable f)) throw new IllegalArgumentException(describe(call.callee()) + " is not callable");
+                if (!(callee instanceof Callable f))
+                    throw new IllegalArgumentException(describe(call.callee()) + " is not callable");
                 List<Object> args = new ArrayList<>();
                 Map<String, Object> kwargs = new LinkedHashMap<>();
                 evalArgs(call.args(), scope, args, kwargs);
@@ -1080,12 +1133,14 @@ final class Jinja {
             case Name n -> scope.vars.put(n.name(), value);
             case Attr a -> {
                 Object obj = eval(a.object(), scope);
-                if (!(obj instanceof Namespace ns)) throw new IllegalArgumentException("cannot set an attribute of " + typeName(obj));
+                if (!(obj instanceof Namespace ns))
+                    throw new IllegalArgumentException("cannot set an attribute of " + typeName(obj));
                 ns.put(a.name(), value);
             }
             case TupleExpr t -> {
                 List<Object> parts = iterate(value);
-                if (parts.size() != t.items().size()) throw new IllegalArgumentException("cannot unpack " + parts.size() + " values");
+                if (parts.size() != t.items().size())
+                    throw new IllegalArgumentException("cannot unpack " + parts.size() + " values");
                 for (int i = 0; i < parts.size(); i++) assign(t.items().get(i), parts.get(i), scope);
             }
             default -> throw new IllegalArgumentException("cannot assign to this expression");
@@ -1107,13 +1162,18 @@ final class Jinja {
             case TupleExpr t -> evalAll(t.items(), scope);
             case DictExpr d -> {
                 Map<String, Object> out = new LinkedHashMap<>();
-                for (int i = 0; i < d.keys().size(); i++) out.put(str(eval(d.keys().get(i), scope)), eval(d.values().get(i), scope));
+                for (int i = 0; i < d.keys().size(); i++)
+                    out.put(str(eval(d.keys().get(i), scope)), eval(d.values().get(i), scope));
                 yield out;
             }
             case Attr a -> attribute(eval(a.object(), scope), a.name());
             case Index i -> index(eval(i.object(), scope), eval(i.index(), scope));
-            case SliceExpr s -> slice(eval(s.object(), scope), s.start() == null ? null : eval(s.start(), scope),
-                    s.stop() == null ? null : eval(s.stop(), scope), s.step() == null ? null : eval(s.step(), scope));
+            case SliceExpr s ->
+                slice(
+                        eval(s.object(), scope),
+                        s.start() == null ? null : eval(s.start(), scope),
+                        s.stop() == null ? null : eval(s.stop(), scope),
+                        s.step() == null ? null : eval(s.step(), scope));
             case Call c -> call(c, scope);
             case Kwarg k -> throw new IllegalArgumentException("keyword argument " + k.name() + " outside a call");
             case Filter f -> {
@@ -1153,7 +1213,10 @@ final class Jinja {
         evalArgs(c.args(), scope, args, kwargs);
         if (c.callee() instanceof Attr a) {
             Object obj = eval(a.object(), scope);
-            Object member = obj instanceof Map<?, ?> m && !(obj instanceof Namespace) && m.get(a.name()) instanceof Callable f ? f : null;
+            Object member =
+                    obj instanceof Map<?, ?> m && !(obj instanceof Namespace) && m.get(a.name()) instanceof Callable f
+                            ? f
+                            : null;
             if (member == null && obj instanceof Namespace ns && ns.get(a.name()) instanceof Callable f) member = f;
             if (member != null) return ((Callable) member).call(args, kwargs);
             return Methods.call(obj, a.name(), args, kwargs);
@@ -1181,7 +1244,7 @@ final class Jinja {
                 Object l = eval(b.left(), scope);
                 return truthy(l) ? l : eval(b.right(), scope);
             }
-            default -> { }
+            default -> {}
         }
         Object l = eval(b.left(), scope), r = eval(b.right(), scope);
         return switch (b.op()) {
@@ -1199,7 +1262,8 @@ final class Jinja {
                 yield arithmetic("+", l, r);
             }
             case "-", "*", "/", "//", "%", "**" -> {
-                if (b.op().equals("*") && l instanceof String s && r instanceof Long n) yield s.repeat((int) Math.max(0, n));
+                if (b.op().equals("*") && l instanceof String s && r instanceof Long n)
+                    yield s.repeat((int) Math.max(0, n));
                 if (b.op().equals("*") && l instanceof List<?> list && r instanceof Long n) {
                     List<Object> out = new ArrayList<>();
                     for (long i = 0; i < n; i++) out.addAll(list);
@@ -1227,7 +1291,8 @@ final class Jinja {
         if (l instanceof Boolean lb) l = lb ? 1L : 0L;
         if (r instanceof Boolean rb) r = rb ? 1L : 0L;
         if (!(l instanceof Number) || !(r instanceof Number)) {
-            throw new IllegalArgumentException("unsupported operand types for " + op + ": " + typeName(l) + " and " + typeName(r));
+            throw new IllegalArgumentException(
+                    "unsupported operand types for " + op + ": " + typeName(l) + " and " + typeName(r));
         }
         if (l instanceof Long a && r instanceof Long b) {
             return switch (op) {
@@ -1314,7 +1379,10 @@ final class Jinja {
             StringBuilder sb = new StringBuilder("{");
             boolean first = true;
             for (var e : m.entrySet()) {
-                sb.append(first ? "" : ", ").append(repr(e.getKey())).append(": ").append(repr(e.getValue()));
+                sb.append(first ? "" : ", ")
+                        .append(repr(e.getKey()))
+                        .append(": ")
+                        .append(repr(e.getValue()));
                 first = false;
             }
             return sb.append('}').toString();
@@ -1372,7 +1440,9 @@ final class Jinja {
     static boolean equal(Object a, Object b) {
         if (a == UNDEFINED || b == UNDEFINED) return a == b;
         if (a instanceof Number x && b instanceof Number y) {
-            return x instanceof Long && y instanceof Long ? x.longValue() == y.longValue() : x.doubleValue() == y.doubleValue();
+            return x instanceof Long && y instanceof Long
+                    ? x.longValue() == y.longValue()
+                    : x.doubleValue() == y.doubleValue();
         }
         if (a instanceof Boolean x && b instanceof Number y) return (x ? 1 : 0) == y.doubleValue();
         if (a instanceof Number x && b instanceof Boolean y) return x.doubleValue() == (y ? 1 : 0);
@@ -1386,7 +1456,8 @@ final class Jinja {
 
     private static int compare(Object a, Object b) {
         if (a instanceof Number x && b instanceof Number y) {
-            return x instanceof Long && y instanceof Long ? Long.compare(x.longValue(), y.longValue())
+            return x instanceof Long && y instanceof Long
+                    ? Long.compare(x.longValue(), y.longValue())
                     : Double.compare(x.doubleValue(), y.doubleValue());
         }
         if (a instanceof String x && b instanceof String y) return x.compareTo(y);
@@ -1403,7 +1474,8 @@ final class Jinja {
 
     private static boolean contains(Object container, Object item) {
         if (container instanceof String s) {
-            if (!(item instanceof String i)) throw new IllegalArgumentException("'in <string>' needs a string, not " + typeName(item));
+            if (!(item instanceof String i))
+                throw new IllegalArgumentException("'in <string>' needs a string, not " + typeName(item));
             return s.contains(i);
         }
         if (container instanceof List<?> l) {
@@ -1585,7 +1657,8 @@ final class Jinja {
             case "sort" -> {
                 List<Object> items = iterate(v);
                 Object attr = kwargs.get("attribute");
-                Comparator<Object> cmp = (a, b) -> compare(attr == null ? a : attribute(a, str(attr)), attr == null ? b : attribute(b, str(attr)));
+                Comparator<Object> cmp = (a, b) ->
+                        compare(attr == null ? a : attribute(a, str(attr)), attr == null ? b : attribute(b, str(attr)));
                 if (truthy(kwargs.getOrDefault("reverse", arg.apply(0)))) cmp = cmp.reversed();
                 items.sort(cmp);
                 yield items;
@@ -1604,11 +1677,13 @@ final class Jinja {
                 yield best;
             }
             case "items" -> {
-                if (!(v instanceof Map<?, ?>)) throw new IllegalArgumentException("items needs a dict, not " + typeName(v));
+                if (!(v instanceof Map<?, ?>))
+                    throw new IllegalArgumentException("items needs a dict, not " + typeName(v));
                 yield Methods.call(v, "items", List.of(), Map.of());
             }
             case "dictsort" -> {
-                if (!(v instanceof Map<?, ?> m)) throw new IllegalArgumentException("dictsort needs a dict, not " + typeName(v));
+                if (!(v instanceof Map<?, ?> m))
+                    throw new IllegalArgumentException("dictsort needs a dict, not " + typeName(v));
                 List<Object> out = new ArrayList<>();
                 m.forEach((k, val) -> out.add(Arrays.asList(k, val)));
                 out.sort((a, b) -> compare(((List<?>) a).get(0), ((List<?>) b).get(0)));
@@ -1641,7 +1716,8 @@ final class Jinja {
                 String attr = str(args.get(0));
                 for (Object o : iterate(v)) {
                     Object a = attribute(o, attr);
-                    boolean pass = args.size() < 2 ? truthy(a) : test(str(args.get(1)), a, args.subList(2, args.size()));
+                    boolean pass =
+                            args.size() < 2 ? truthy(a) : test(str(args.get(1)), a, args.subList(2, args.size()));
                     if (pass == name.equals("selectattr")) out.add(o);
                 }
                 yield out;
@@ -1665,14 +1741,19 @@ final class Jinja {
                 yield sb.toString();
             }
             case "safe" -> v;
-            case "e", "escape" -> str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-                    .replace("\"", "&#34;").replace("'", "&#39;");
+            case "e", "escape" ->
+                str(v).replace("&", "&amp;")
+                        .replace("<", "&lt;")
+                        .replace(">", "&gt;")
+                        .replace("\"", "&#34;")
+                        .replace("'", "&#39;");
             case "wordcount" -> (long) (str(v).isBlank() ? 0 : str(v).strip().split("\\s+").length);
             case "format" -> Methods.percentFormat(str(v), args);
             case "batch" -> {
                 List<Object> items = iterate(v), out = new ArrayList<>();
                 int size = (int) toLong(args.get(0));
-                for (int i = 0; i < items.size(); i += size) out.add(new ArrayList<>(items.subList(i, Math.min(items.size(), i + size))));
+                for (int i = 0; i < items.size(); i += size)
+                    out.add(new ArrayList<>(items.subList(i, Math.min(items.size(), i + size))));
                 yield out;
             }
             default -> throw new IllegalArgumentException("unknown filter '" + name + "'");
@@ -1700,7 +1781,10 @@ final class Jinja {
         } else if (v instanceof Boolean b) {
             sb.append(b);
         } else if (v instanceof Double d) {
-            sb.append(Double.isNaN(d) ? "NaN" : Double.isInfinite(d) ? (d > 0 ? "Infinity" : "-Infinity") : pythonFloat(d));
+            sb.append(
+                    Double.isNaN(d)
+                            ? "NaN"
+                            : Double.isInfinite(d) ? (d > 0 ? "Infinity" : "-Infinity") : pythonFloat(d));
         } else if (v instanceof Number n) {
             sb.append(n);
         } else if (v instanceof String s) {
@@ -1790,16 +1874,28 @@ final class Jinja {
                     case "rstrip" -> strip(s, arg.apply(0) == null ? null : str(arg.apply(0)), false, true);
                     case "startswith" -> anyOf(arg.apply(0), s::startsWith);
                     case "endswith" -> anyOf(arg.apply(0), s::endsWith);
-                    case "split" -> split(s, arg.apply(0) == null ? (String) null : str(arg.apply(0)),
-                            arg.apply(1) == null ? -1 : toLong(arg.apply(1)));
-                    case "rsplit" -> rsplit(s, arg.apply(0) == null ? null : str(arg.apply(0)),
-                            arg.apply(1) == null ? -1 : toLong(arg.apply(1)));
+                    case "split" ->
+                        split(
+                                s,
+                                arg.apply(0) == null ? (String) null : str(arg.apply(0)),
+                                arg.apply(1) == null ? -1 : toLong(arg.apply(1)));
+                    case "rsplit" ->
+                        rsplit(
+                                s,
+                                arg.apply(0) == null ? null : str(arg.apply(0)),
+                                arg.apply(1) == null ? -1 : toLong(arg.apply(1)));
                     case "splitlines" -> {
                         List<Object> lines = new ArrayList<>(List.of(s.split("\\r\\n|\\n|\\r", -1)));
-                        if (s.isEmpty() || s.endsWith("\n") || s.endsWith("\r")) lines.removeLast(); // no empty last line
+                        if (s.isEmpty() || s.endsWith("\n") || s.endsWith("\r"))
+                            lines.removeLast(); // no empty last line
                         yield lines;
                     }
-                    case "replace" -> replace(s, str(args.get(0)), str(args.get(1)), arg.apply(2) == null ? -1 : toLong(arg.apply(2)));
+                    case "replace" ->
+                        replace(
+                                s,
+                                str(args.get(0)),
+                                str(args.get(1)),
+                                arg.apply(2) == null ? -1 : toLong(arg.apply(2)));
                     case "upper" -> s.toUpperCase(Locale.ROOT);
                     case "lower" -> s.toLowerCase(Locale.ROOT);
                     case "title" -> title(s);
@@ -1814,7 +1910,8 @@ final class Jinja {
                     case "count" -> {
                         String sub = str(args.get(0));
                         long n = 0;
-                        for (int i = s.indexOf(sub); i >= 0 && !sub.isEmpty(); i = s.indexOf(sub, i + sub.length())) n++;
+                        for (int i = s.indexOf(sub); i >= 0 && !sub.isEmpty(); i = s.indexOf(sub, i + sub.length()))
+                            n++;
                         yield n;
                     }
                     case "join" -> {
@@ -1842,7 +1939,8 @@ final class Jinja {
                         for (int i = 0; i < l.size(); i++) if (equal(l.get(i), args.get(0))) yield (long) i;
                         throw new IllegalArgumentException("value is not in list");
                     }
-                    case "count" -> l.stream().filter(o -> equal(o, args.get(0))).count();
+                    case "count" ->
+                        l.stream().filter(o -> equal(o, args.get(0))).count();
                     default -> throw new IllegalArgumentException("'list' object has no method '" + name + "'");
                 };
             }
@@ -1855,7 +1953,8 @@ final class Jinja {
                     }
                     case "keys" -> new ArrayList<Object>(m.keySet());
                     case "values" -> new ArrayList<Object>(m.values());
-                    case "get" -> m.containsKey(args.get(0)) ? m.get(args.get(0)) : args.size() > 1 ? args.get(1) : null;
+                    case "get" ->
+                        m.containsKey(args.get(0)) ? m.get(args.get(0)) : args.size() > 1 ? args.get(1) : null;
                     default -> throw new IllegalArgumentException("'dict' object has no method '" + name + "'");
                 };
             }
@@ -1876,7 +1975,9 @@ final class Jinja {
         }
 
         private static boolean strippable(char c, String chars) {
-            return chars == null ? Character.isWhitespace(c) || Character.isSpaceChar(c) || c == '\u0085' : chars.indexOf(c) >= 0;
+            return chars == null
+                    ? Character.isWhitespace(c) || Character.isSpaceChar(c) || c == '\u0085'
+                    : chars.indexOf(c) >= 0;
         }
 
         static List<Object> split(String s, String sep, long maxSplit) {
@@ -1909,7 +2010,8 @@ final class Jinja {
             if (sep == null || maxSplit < 0) return split(s, sep, maxSplit);
             List<Object> out = new ArrayList<>();
             int end = s.length();
-            for (int i = s.lastIndexOf(sep, end - sep.length()); i >= 0 && out.size() < maxSplit;
+            for (int i = s.lastIndexOf(sep, end - sep.length());
+                    i >= 0 && out.size() < maxSplit;
                     i = s.lastIndexOf(sep, end - sep.length())) {
                 out.add(0, s.substring(i + sep.length(), end));
                 end = i;
@@ -1942,7 +2044,9 @@ final class Jinja {
         }
 
         static String capitalize(String s) {
-            return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1).toLowerCase(Locale.ROOT);
+            return s.isEmpty()
+                    ? s
+                    : Character.toUpperCase(s.charAt(0)) + s.substring(1).toLowerCase(Locale.ROOT);
         }
 
         /** str.format with {}, {0} and {name} fields (no format specs). */
@@ -1961,8 +2065,11 @@ final class Jinja {
                     int end = s.indexOf('}', i);
                     if (end < 0) throw new IllegalArgumentException("single '{' in format string");
                     String field = s.substring(i + 1, end);
-                    Object v = field.isEmpty() ? args.get(auto++)
-                            : field.chars().allMatch(Character::isDigit) ? args.get(Integer.parseInt(field)) : kwargs.get(field);
+                    Object v = field.isEmpty()
+                            ? args.get(auto++)
+                            : field.chars().allMatch(Character::isDigit)
+                                    ? args.get(Integer.parseInt(field))
+                                    : kwargs.get(field);
                     sb.append(str(v));
                     i = end;
                 } else {

@@ -59,21 +59,45 @@ final class Kernels {
     private static void tile4x4(float[] x, int t, int in, float[] w, int wOff, float[] y, int yStride, int o) {
         int x0 = t * in, x1 = x0 + in, x2 = x1 + in, x3 = x2 + in;
         int w0 = wOff, w1 = w0 + in, w2 = w1 + in, w3 = w2 + in;
-        FloatVector a00 = FloatVector.zero(F), a01 = FloatVector.zero(F), a02 = FloatVector.zero(F), a03 = FloatVector.zero(F);
-        FloatVector a10 = FloatVector.zero(F), a11 = FloatVector.zero(F), a12 = FloatVector.zero(F), a13 = FloatVector.zero(F);
-        FloatVector a20 = FloatVector.zero(F), a21 = FloatVector.zero(F), a22 = FloatVector.zero(F), a23 = FloatVector.zero(F);
-        FloatVector a30 = FloatVector.zero(F), a31 = FloatVector.zero(F), a32 = FloatVector.zero(F), a33 = FloatVector.zero(F);
+        FloatVector a00 = FloatVector.zero(F),
+                a01 = FloatVector.zero(F),
+                a02 = FloatVector.zero(F),
+                a03 = FloatVector.zero(F);
+        FloatVector a10 = FloatVector.zero(F),
+                a11 = FloatVector.zero(F),
+                a12 = FloatVector.zero(F),
+                a13 = FloatVector.zero(F);
+        FloatVector a20 = FloatVector.zero(F),
+                a21 = FloatVector.zero(F),
+                a22 = FloatVector.zero(F),
+                a23 = FloatVector.zero(F);
+        FloatVector a30 = FloatVector.zero(F),
+                a31 = FloatVector.zero(F),
+                a32 = FloatVector.zero(F),
+                a33 = FloatVector.zero(F);
         for (int i = 0; i < in; i += L) {
             FloatVector v0 = FloatVector.fromArray(F, x, x0 + i), v1 = FloatVector.fromArray(F, x, x1 + i);
             FloatVector v2 = FloatVector.fromArray(F, x, x2 + i), v3 = FloatVector.fromArray(F, x, x3 + i);
             FloatVector r = FloatVector.fromArray(F, w, w0 + i);
-            a00 = v0.fma(r, a00); a01 = v1.fma(r, a01); a02 = v2.fma(r, a02); a03 = v3.fma(r, a03);
+            a00 = v0.fma(r, a00);
+            a01 = v1.fma(r, a01);
+            a02 = v2.fma(r, a02);
+            a03 = v3.fma(r, a03);
             r = FloatVector.fromArray(F, w, w1 + i);
-            a10 = v0.fma(r, a10); a11 = v1.fma(r, a11); a12 = v2.fma(r, a12); a13 = v3.fma(r, a13);
+            a10 = v0.fma(r, a10);
+            a11 = v1.fma(r, a11);
+            a12 = v2.fma(r, a12);
+            a13 = v3.fma(r, a13);
             r = FloatVector.fromArray(F, w, w2 + i);
-            a20 = v0.fma(r, a20); a21 = v1.fma(r, a21); a22 = v2.fma(r, a22); a23 = v3.fma(r, a23);
+            a20 = v0.fma(r, a20);
+            a21 = v1.fma(r, a21);
+            a22 = v2.fma(r, a22);
+            a23 = v3.fma(r, a23);
             r = FloatVector.fromArray(F, w, w3 + i);
-            a30 = v0.fma(r, a30); a31 = v1.fma(r, a31); a32 = v2.fma(r, a32); a33 = v3.fma(r, a33);
+            a30 = v0.fma(r, a30);
+            a31 = v1.fma(r, a31);
+            a32 = v2.fma(r, a32);
+            a33 = v3.fma(r, a33);
         }
         store(y, t * yStride + o, a00, a10, a20, a30);
         store(y, (t + 1) * yStride + o, a01, a11, a21, a31);
@@ -90,7 +114,10 @@ final class Kernels {
 
     private static void tile4x1(float[] x, int t, int in, float[] w, int wOff, float[] y, int yStride, int o) {
         int x0 = t * in, w0 = wOff, w1 = w0 + in, w2 = w1 + in, w3 = w2 + in;
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
+        FloatVector a0 = FloatVector.zero(F),
+                a1 = FloatVector.zero(F),
+                a2 = FloatVector.zero(F),
+                a3 = FloatVector.zero(F);
         for (int i = 0; i < in; i += L) {
             FloatVector v = FloatVector.fromArray(F, x, x0 + i);
             a0 = v.fma(FloatVector.fromArray(F, w, w0 + i), a0);
@@ -106,7 +133,9 @@ final class Kernels {
         FloatVector av = FloatVector.broadcast(F, a);
         int i = 0;
         for (; i + L <= n; i += L) {
-            FloatVector.fromArray(F, x, xOff + i).fma(av, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            FloatVector.fromArray(F, x, xOff + i)
+                    .fma(av, FloatVector.fromArray(F, y, yOff + i))
+                    .intoArray(y, yOff + i);
         }
         for (; i < n; i++) y[yOff + i] += a * x[xOff + i];
     }
@@ -118,7 +147,10 @@ final class Kernels {
         int i = 0;
         FloatVector iv = FloatVector.broadcast(F, inv);
         for (; i + L <= n; i += L) {
-            FloatVector.fromArray(F, x, xOff + i).mul(iv).mul(FloatVector.fromArray(F, weight, i)).intoArray(out, outOff + i);
+            FloatVector.fromArray(F, x, xOff + i)
+                    .mul(iv)
+                    .mul(FloatVector.fromArray(F, weight, i))
+                    .intoArray(out, outOff + i);
         }
         for (; i < n; i++) out[outOff + i] = x[xOff + i] * inv * weight[i];
     }
@@ -141,11 +173,23 @@ final class Kernels {
      * out[outOff + d] = scale * sum_j weights[j] * rows[offsets[first + j] + rowOff + d] for d in [0, dim), j in
      * [0, n): the attention-weighted sum of value rows, kept in registers four vectors at a time.
      */
-    static void weightedRowSum(float[] rows, int[] offsets, int first, int rowOff, float[] weights, float scale, int n,
-                               float[] out, int outOff, int dim) {
+    static void weightedRowSum(
+            float[] rows,
+            int[] offsets,
+            int first,
+            int rowOff,
+            float[] weights,
+            float scale,
+            int n,
+            float[] out,
+            int outOff,
+            int dim) {
         int d = 0;
         for (; d + 4 * L <= dim; d += 4 * L) {
-            FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
+            FloatVector a0 = FloatVector.zero(F),
+                    a1 = FloatVector.zero(F),
+                    a2 = FloatVector.zero(F),
+                    a3 = FloatVector.zero(F);
             for (int j = 0; j < n; j++) {
                 FloatVector p = FloatVector.broadcast(F, weights[j]);
                 int r = offsets[first + j] + rowOff + d;
@@ -161,7 +205,9 @@ final class Kernels {
         }
         for (; d + L <= dim; d += L) {
             FloatVector a = FloatVector.zero(F);
-            for (int j = 0; j < n; j++) a = FloatVector.fromArray(F, rows, offsets[first + j] + rowOff + d).fma(FloatVector.broadcast(F, weights[j]), a);
+            for (int j = 0; j < n; j++)
+                a = FloatVector.fromArray(F, rows, offsets[first + j] + rowOff + d)
+                        .fma(FloatVector.broadcast(F, weights[j]), a);
             a.mul(scale).intoArray(out, outOff + d);
         }
         for (; d < dim; d++) {
@@ -192,7 +238,9 @@ final class Kernels {
     static void add(float[] y, int yOff, float[] x) {
         int n = x.length, i = 0;
         for (; i + L <= n; i += L) {
-            FloatVector.fromArray(F, y, yOff + i).add(FloatVector.fromArray(F, x, i)).intoArray(y, yOff + i);
+            FloatVector.fromArray(F, y, yOff + i)
+                    .add(FloatVector.fromArray(F, x, i))
+                    .intoArray(y, yOff + i);
         }
         for (; i < n; i++) y[yOff + i] += x[i];
     }
@@ -215,7 +263,8 @@ final class Kernels {
         for (int r = 0; r < rows; r++) {
             for (int b = 0; b < cols; b += 2 * L) {
                 int base = r * cols + b, out = (r * cols + b) / 2;
-                for (int i = 0; i < L; i++) packed[out + i] = (values[base + L + i] << 16) | (values[base + i] & 0xffff);
+                for (int i = 0; i < L; i++)
+                    packed[out + i] = (values[base + L + i] << 16) | (values[base + i] & 0xffff);
             }
         }
         return packed;
@@ -249,7 +298,8 @@ final class Kernels {
      */
     private static FloatVector highF16(IntVector v) {
         IntVector bits = v.lanewise(VectorOperators.ASHR, 3).lanewise(VectorOperators.AND, 0x8fffe000);
-        VectorMask<Integer> special = bits.lanewise(VectorOperators.AND, 0x0fffffff).compare(VectorOperators.GE, 0x0f800000);
+        VectorMask<Integer> special =
+                bits.lanewise(VectorOperators.AND, 0x0fffffff).compare(VectorOperators.GE, 0x0f800000);
         IntVector scaled = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts();
         return scaled.lanewise(VectorOperators.OR, 0x7f800000, special).reinterpretAsFloats();
     }
@@ -319,8 +369,8 @@ final class Kernels {
      * (the memory-bound decode case); several tokens widen four rows at a time into a small F32 buffer and reuse it for
      * every token.
      */
-    static void matmulRowsPacked(float[] x, int tokens, int in, int[] w, boolean f16, int rowFrom, int rowTo, float[] y,
-                                 int yStride) {
+    static void matmulRowsPacked(
+            float[] x, int tokens, int in, int[] w, boolean f16, int rowFrom, int rowTo, float[] y, int yStride) {
         if (tokens == 1) {
             // Rows one at a time: measured faster than four-row tiles at one token (RealExecutorBenchmark's batch 1,
             // about 47 against 30 tokens/s), and a four-row tile's eight F16 conversions exceed the code C2 inlines
@@ -342,7 +392,8 @@ final class Kernels {
             }
             for (; o < rowTo; o++) {
                 for (int t = t0; t < t1; t++) {
-                    y[t * yStride + o] = f16 ? dotPackedF16(x, t * in, w, o * in / 2, in) : dotPacked(x, t * in, w, o * in / 2, in);
+                    y[t * yStride + o] =
+                            f16 ? dotPackedF16(x, t * in, w, o * in / 2, in) : dotPacked(x, t * in, w, o * in / 2, in);
                 }
             }
         }

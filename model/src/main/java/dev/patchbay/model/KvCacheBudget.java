@@ -2,9 +2,9 @@ package dev.patchbay.model;
 
 import dev.patchbay.engine.model.ModelConfig;
 import java.io.IOException;
-import java.util.Locale;
 import java.math.BigDecimal;
 import java.math.MathContext;
+import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
@@ -38,8 +38,8 @@ public sealed interface KvCacheBudget {
 
         /** One line for the start-up log. */
         public String describe() {
-            return "KV cache: " + blocks + " blocks of " + blockSize + " tokens (" + (long) blocks * blockSize + " tokens, "
-                    + formatBytes(bytes()) + ", " + formatBytes(bytesPerBlock) + " per block); " + reason;
+            return "KV cache: " + blocks + " blocks of " + blockSize + " tokens (" + (long) blocks * blockSize
+                    + " tokens, " + formatBytes(bytes()) + ", " + formatBytes(bytesPerBlock) + " per block); " + reason;
         }
     }
 
@@ -50,7 +50,8 @@ public sealed interface KvCacheBudget {
 
     /** Most blocks a layer's cache can hold: each is one Java array. */
     static int maxBlocks(ModelConfig c, int blockSize) {
-        return (int) Math.min(Integer.MAX_VALUE, (Integer.MAX_VALUE - 16L) / ((long) blockSize * c.numKvHeads() * c.headDim()));
+        return (int) Math.min(
+                Integer.MAX_VALUE, (Integer.MAX_VALUE - 16L) / ((long) blockSize * c.numKvHeads() * c.headDim()));
     }
 
     /**
@@ -81,11 +82,18 @@ public sealed interface KvCacheBudget {
                 long activations = LlamaExecutor.stepActivationBytes(config, h.maxStepTokens(), h.maxStepSequences());
                 long left = share - weightBytes - activations;
                 blocks = Math.max(0, left) / perBlock;
-                reason = String.format(Locale.ROOT, "--gpu-memory-utilization %s of the %s max heap (%s) less %s of weights"
-                        + " and %s for one step's activations",
-                        new BigDecimal(h.utilization()).round(new MathContext(3)).stripTrailingZeros()
-                                .toPlainString(), formatBytes(h.maxHeapBytes()),
-                        formatBytes(share), formatBytes(weightBytes), formatBytes(activations));
+                reason = String.format(
+                        Locale.ROOT,
+                        "--gpu-memory-utilization %s of the %s max heap (%s) less %s of weights"
+                                + " and %s for one step's activations",
+                        new BigDecimal(h.utilization())
+                                .round(new MathContext(3))
+                                .stripTrailingZeros()
+                                .toPlainString(),
+                        formatBytes(h.maxHeapBytes()),
+                        formatBytes(share),
+                        formatBytes(weightBytes),
+                        formatBytes(activations));
             }
         }
         if (blocks < 1) {
@@ -122,8 +130,9 @@ public sealed interface KvCacheBudget {
         String s = text.strip();
         var m = Pattern.compile("(\\d+(?:\\.\\d+)?)([kmgt]|[KMGT](?:iB|i)?)?").matcher(s);
         if (!m.matches()) {
-            throw new IllegalArgumentException("'" + text + "' is not a size: use bytes, or a number with k, m, g, t"
-                    + " (powers of 1000) or K, M, G, T, Ki, Mi, Gi, Ti, KiB, MiB, GiB, TiB (powers of 1024), as 2GiB or 512M");
+            throw new IllegalArgumentException(
+                    "'" + text + "' is not a size: use bytes, or a number with k, m, g, t"
+                            + " (powers of 1000) or K, M, G, T, Ki, Mi, Gi, Ti, KiB, MiB, GiB, TiB (powers of 1024), as 2GiB or 512M");
         }
         String number = m.group(1);
         String suffix = m.group(2) == null ? "" : m.group(2);

@@ -11,9 +11,9 @@ import dev.patchbay.engine.exec.TokenLogprobs;
 import dev.patchbay.engine.model.ModelConfig;
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalInt;
-import java.util.Comparator;
 import java.util.stream.IntStream;
 
 /**
@@ -41,8 +41,15 @@ public final class LlamaExecutor implements Executor {
     private final LoraWeights[] slots;
 
     /** {@code windows}: each layer's sliding window in positions, {@link SlidingWindow#NONE} for full attention. */
-    LlamaExecutor(ModelConfig config, LlamaWeights weights, Rope rope, int[] windows, int numKvBlocks, int blockSize,
-                  int maxLoras, int threads) {
+    LlamaExecutor(
+            ModelConfig config,
+            LlamaWeights weights,
+            Rope rope,
+            int[] windows,
+            int numKvBlocks,
+            int blockSize,
+            int maxLoras,
+            int threads) {
         this.c = config;
         this.w = weights;
         this.rope = rope;
@@ -54,7 +61,8 @@ public final class LlamaExecutor implements Executor {
         this.qDim = config.numHeads() * config.headDim();
         long perLayer = (long) numKvBlocks * blockSize * kvDim;
         if (perLayer > Integer.MAX_VALUE - 16) {
-            throw new IllegalArgumentException(numKvBlocks + " KV blocks of " + blockSize + " tokens exceed a layer's cache limit");
+            throw new IllegalArgumentException(
+                    numKvBlocks + " KV blocks of " + blockSize + " tokens exceed a layer's cache limit");
         }
         this.keyCache = new float[config.numLayers()][(int) perLayer];
         this.valueCache = new float[config.numLayers()][(int) perLayer];
@@ -122,7 +130,8 @@ public final class LlamaExecutor implements Executor {
         float[] hidden = hidden(seqs);
         float[][] logits = logits(seqs, hidden);
         int[] next = new int[seqs.size()];
-        boolean wantsLogprobs = seqs.stream().anyMatch(q -> q.sample() && q.params().logprobs() != null);
+        boolean wantsLogprobs =
+                seqs.stream().anyMatch(q -> q.sample() && q.params().logprobs() != null);
         TokenLogprobs[] sampleLogprobs = wantsLogprobs ? new TokenLogprobs[seqs.size()] : null;
         // Each sequence draws from its own random stream, so sampling them in parallel stays reproducible.
         parallel.forRange(next.length, 1, (from, to) -> {
@@ -131,7 +140,8 @@ public final class LlamaExecutor implements Executor {
                 next[s] = logits[s] == null ? -1 : Sampler.sample(logits[s], seq.params(), seq.rng());
                 // Raw log probabilities: of the logits the sampler was given, before its temperature and filters.
                 if (logits[s] != null && seq.params().logprobs() != null) {
-                    sampleLogprobs[s] = Logprobs.of(logits[s], next[s], seq.params().logprobs());
+                    sampleLogprobs[s] =
+                            Logprobs.of(logits[s], next[s], seq.params().logprobs());
                 }
             }
         });
@@ -165,7 +175,8 @@ public final class LlamaExecutor implements Executor {
             for (int i = 0; i < seq.tokens().length; i++, t++) {
                 int token = seq.tokens()[i];
                 if (token < 0 || token >= c.vocabSize()) {
-                    throw new IllegalArgumentException("token id " + token + " is outside the vocabulary of " + c.vocabSize());
+                    throw new IllegalArgumentException(
+                            "token id " + token + " is outside the vocabulary of " + c.vocabSize());
                 }
                 seqOf[t] = s;
                 pos[t] = seq.startPosition() + i;
@@ -193,8 +204,10 @@ public final class LlamaExecutor implements Executor {
             }
             applyLora(l, new int[] {Q, K, V}, xb, new float[][] {q, k, v}, loraOrder, slotOf);
             for (int i = 0; i < n; i++) {
-                for (int hd = 0; hd < c.numHeads(); hd++) rope.rotate(q, i * qDim + hd * headDim, ropeTable, i * headDim);
-                for (int hd = 0; hd < c.numKvHeads(); hd++) rope.rotate(k, i * kvDim + hd * headDim, ropeTable, i * headDim);
+                for (int hd = 0; hd < c.numHeads(); hd++)
+                    rope.rotate(q, i * qDim + hd * headDim, ropeTable, i * headDim);
+                for (int hd = 0; hd < c.numKvHeads(); hd++)
+                    rope.rotate(k, i * kvDim + hd * headDim, ropeTable, i * headDim);
                 int slot = cacheSlot(seqs.get(seqOf[i]).blockTable(), pos[i]);
                 System.arraycopy(k, i * kvDim, keyCache[l], slot * kvDim, kvDim);
                 System.arraycopy(v, i * kvDim, valueCache[l], slot * kvDim, kvDim);
@@ -216,7 +229,8 @@ public final class LlamaExecutor implements Executor {
     }
 
     private void checkSequence(ScheduledSequence seq) {
-        if (seq.tokens().length == 0) throw new IllegalArgumentException("request " + seq.requestId() + ": no tokens to process");
+        if (seq.tokens().length == 0)
+            throw new IllegalArgumentException("request " + seq.requestId() + ": no tokens to process");
         int last = seq.startPosition() + seq.tokens().length - 1;
         if (seq.startPosition() < 0 || last / blockSize >= seq.blockTable().length) {
             throw new IllegalArgumentException("request " + seq.requestId() + ": position " + last + " lies beyond its "
@@ -225,12 +239,14 @@ public final class LlamaExecutor implements Executor {
         for (int i = 0; i <= last / blockSize; i++) {
             int b = seq.blockTable()[i];
             if (b < 0 || b >= numKvBlocks) {
-                throw new IllegalArgumentException("request " + seq.requestId() + ": KV block " + b + " is outside [0, " + numKvBlocks + ")");
+                throw new IllegalArgumentException(
+                        "request " + seq.requestId() + ": KV block " + b + " is outside [0, " + numKvBlocks + ")");
             }
         }
         int slot = seq.adapterSlot();
         if (slot >= slots.length || (slot >= 0 && slots[slot] == null)) {
-            throw new IllegalArgumentException("request " + seq.requestId() + ": adapter slot " + slot + " holds no adapter");
+            throw new IllegalArgumentException(
+                    "request " + seq.requestId() + ": adapter slot " + slot + " holds no adapter");
         }
     }
 
@@ -240,8 +256,12 @@ public final class LlamaExecutor implements Executor {
 
     /** Token indices that use an adapter, grouped by slot so each adapter's weights stay in cache while used. */
     private static int[] loraOrder(int[] slotOf) {
-        return IntStream.range(0, slotOf.length).filter(i -> slotOf[i] >= 0).boxed()
-                .sorted(Comparator.comparingInt(i -> slotOf[i])).mapToInt(Integer::intValue).toArray();
+        return IntStream.range(0, slotOf.length)
+                .filter(i -> slotOf[i] >= 0)
+                .boxed()
+                .sorted(Comparator.comparingInt(i -> slotOf[i]))
+                .mapToInt(Integer::intValue)
+                .toArray();
     }
 
     private void norm(float[] x, float[] weight, float eps, float[] out, int n) {
@@ -302,7 +322,8 @@ public final class LlamaExecutor implements Executor {
      * FlashAttention window (window - 1, 0), so both cover {@code window} positions, the query's own included. Each
      * sequence's cache offsets (block table resolved once per step) are shared by its tokens and heads.
      */
-    private void attention(int layer, List<ScheduledSequence> seqs, int[] seqOf, int[] pos, float[] q, float[] att, int n) {
+    private void attention(
+            int layer, List<ScheduledSequence> seqs, int[] seqOf, int[] pos, float[] q, float[] att, int n) {
         int heads = c.numHeads(), headDim = c.headDim(), group = heads / c.numKvHeads();
         float scale = (float) (1.0 / Math.sqrt(headDim));
         float[] keys = keyCache[layer], values = valueCache[layer];
@@ -325,8 +346,8 @@ public final class LlamaExecutor implements Executor {
                     if (s > max) max = s;
                 }
                 float sum = Kernels.expShifted(scores, len, max);
-                Kernels.weightedRowSum(values, rows, first, kvOff, scores, 1f / sum, len, att, t * qDim + hd * headDim,
-                        headDim);
+                Kernels.weightedRowSum(
+                        values, rows, first, kvOff, scores, 1f / sum, len, att, t * qDim + hd * headDim, headDim);
             }
         });
     }
@@ -368,8 +389,10 @@ public final class LlamaExecutor implements Executor {
     private float[] lmHead(float[] xs, int count) {
         int vocab = c.vocabSize();
         float[] all = new float[count * vocab];
-        parallel.forRange(vocab / 4, 64, (from, to) ->
-                w.lmHead().matmulRows(xs, count, from * 4, to == vocab / 4 ? vocab : to * 4, all, vocab));
+        parallel.forRange(
+                vocab / 4,
+                64,
+                (from, to) -> w.lmHead().matmulRows(xs, count, from * 4, to == vocab / 4 ? vocab : to * 4, all, vocab));
         return all;
     }
 
@@ -399,7 +422,8 @@ public final class LlamaExecutor implements Executor {
                 float[] logits = lmHead(xs, rows);
                 for (int i = 0; i < rows; i++) {
                     int next = seq.prompt()[seq.startPosition() + from + i + 1];
-                    out[s][from + i] = Logprobs.of(logits, i * vocab, vocab, next, seq.params().promptLogprobs());
+                    out[s][from + i] = Logprobs.of(
+                            logits, i * vocab, vocab, next, seq.params().promptLogprobs());
                 }
             }
         }

@@ -18,7 +18,8 @@ import java.util.Set;
  * its config's RoPE scaling is read by {@link Rope}, its sliding window by {@link SlidingWindow}.
  */
 public final class LlamaModel implements Model {
-    public static final Set<String> ARCHITECTURES = Set.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM");
+    public static final Set<String> ARCHITECTURES =
+            Set.of("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM");
 
     private final Path dir;
     private final ModelConfig config;
@@ -28,8 +29,14 @@ public final class LlamaModel implements Model {
     private final LlamaExecutor executor;
     private final Map<String, Long> weightBytes;
 
-    private LlamaModel(Path dir, ModelConfig config, BpeTokenizer tokenizer, TokenPieces pieces, ChatTemplate chatTemplate,
-                       LlamaExecutor executor, Map<String, Long> weightBytes) {
+    private LlamaModel(
+            Path dir,
+            ModelConfig config,
+            BpeTokenizer tokenizer,
+            TokenPieces pieces,
+            ChatTemplate chatTemplate,
+            LlamaExecutor executor,
+            Map<String, Long> weightBytes) {
         this.dir = dir;
         this.config = config;
         this.tokenizer = tokenizer;
@@ -47,12 +54,14 @@ public final class LlamaModel implements Model {
      * @param maxLoras    adapter slots usable in one batch
      * @param threads     worker threads of the forward pass
      */
-    public static LlamaModel load(Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads) throws IOException {
+    public static LlamaModel load(Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads)
+            throws IOException {
         return load(dir, numKvBlocks, blockSize, maxLoras, threads, System.err);
     }
 
     /** As {@link #load(Path, int, int, int, int)}, with progress lines to {@code progress} (null for none). */
-    public static LlamaModel load(Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads, PrintStream progress)
+    public static LlamaModel load(
+            Path dir, int numKvBlocks, int blockSize, int maxLoras, int threads, PrintStream progress)
             throws IOException {
         return load(dir, new KvCacheBudget.Blocks(numKvBlocks), blockSize, maxLoras, threads, progress);
     }
@@ -61,8 +70,9 @@ public final class LlamaModel implements Model {
      * Loads a model directory with a KV cache of as many blocks as {@code kvBudget} gives once the weights are in
      * memory (the executor then reports them); prints the weights' and the cache's sizes on {@code progress}.
      */
-    public static LlamaModel load(Path dir, KvCacheBudget kvBudget, int blockSize, int maxLoras, int threads,
-                                  PrintStream progress) throws IOException {
+    public static LlamaModel load(
+            Path dir, KvCacheBudget kvBudget, int blockSize, int maxLoras, int threads, PrintStream progress)
+            throws IOException {
         if (!Files.isDirectory(dir)) throw new IOException(dir + ": not a model directory");
         Path configFile = dir.resolve("config.json");
         if (!Files.isRegularFile(configFile)) throw new IOException(dir + ": no config.json");
@@ -77,8 +87,8 @@ public final class LlamaModel implements Model {
                         + ARCHITECTURES + ")");
             }
             if (config.numHeads() % config.numKvHeads() != 0 || config.headDim() % 2 != 0) {
-                throw new IOException(configFile + ": " + config.numHeads() + " heads cannot share " + config.numKvHeads()
-                        + " KV heads of even size " + config.headDim());
+                throw new IOException(configFile + ": " + config.numHeads() + " heads cannot share "
+                        + config.numKvHeads() + " KV heads of even size " + config.headDim());
             }
             try {
                 rope = Rope.of(config);
@@ -97,7 +107,8 @@ public final class LlamaModel implements Model {
         if (Files.isRegularFile(tokenizerConfigFile)) tc = ModelConfig.readTree(tokenizerConfigFile);
         String bos = tc == null ? null : tokenText(tc.get("bos_token"));
         String eos = tc == null ? null : tokenText(tc.get("eos_token"));
-        Boolean addBos = tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;
+        Boolean addBos =
+                tc != null && tc.has("add_bos_token") ? tc.get("add_bos_token").asBoolean() : null;
         BpeTokenizer tokenizer;
         TokenPieces pieces;
         try {
@@ -121,8 +132,11 @@ public final class LlamaModel implements Model {
         } catch (RuntimeException e) {
             throw unreadable(dir.resolve(TensorFiles.SINGLE_FILE), e);
         } catch (OutOfMemoryError e) {
-            throw new IOException(dir + ": the JVM's max heap of " + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
-                    + " cannot hold the weights; give it more (-Xmx)", e);
+            throw new IOException(
+                    dir + ": the JVM's max heap of "
+                            + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
+                            + " cannot hold the weights; give it more (-Xmx)",
+                    e);
         }
         KvCacheBudget.Plan kv = kvBudget.plan(config, blockSize, weights.bytes());
         if (progress != null) {
@@ -134,17 +148,23 @@ public final class LlamaModel implements Model {
             executor = new LlamaExecutor(config, weights, rope, windows, kv.blocks(), blockSize, maxLoras, threads);
         } catch (OutOfMemoryError e) {
             // The cache is a few large arrays allocated here, so running out is this request's doing alone.
-            throw new IOException("the JVM's max heap of " + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
-                    + " cannot hold a KV cache of " + KvCacheBudget.formatBytes(kv.bytes()) + " besides the weights;"
-                    + " give it more (-Xmx) or a smaller cache (--gpu-memory-utilization, --kv-cache-memory-bytes)", e);
+            throw new IOException(
+                    "the JVM's max heap of "
+                            + KvCacheBudget.formatBytes(Runtime.getRuntime().maxMemory())
+                            + " cannot hold a KV cache of " + KvCacheBudget.formatBytes(kv.bytes())
+                            + " besides the weights;"
+                            + " give it more (-Xmx) or a smaller cache (--gpu-memory-utilization, --kv-cache-memory-bytes)",
+                    e);
         }
         return new LlamaModel(dir, config, tokenizer, pieces, template, executor, weights.bytesByDtype());
     }
 
     /** A fault the checks above did not foresee, as one line naming the file, for the operator. */
     private static IOException unreadable(Path file, RuntimeException e) {
-        return new IOException(file + ": cannot be read (" + e.getClass().getSimpleName()
-                + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
+        return new IOException(
+                file + ": cannot be read (" + e.getClass().getSimpleName()
+                        + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")",
+                e);
     }
 
     /** The text of the token config.json's eos_token_id names, for a tokenizer_config.json without eos_token. */
@@ -168,7 +188,9 @@ public final class LlamaModel implements Model {
         if (n == null || n.isNull()) return null;
         if (n.isTextual()) return n.asText();
         if (n.isArray()) {
-            for (JsonNode t : n) if (t.path("name").asText().equals("default")) return t.path("template").asText();
+            for (JsonNode t : n)
+                if (t.path("name").asText().equals("default"))
+                    return t.path("template").asText();
             return n.path(0).path("template").asText(null);
         }
         return null;
@@ -192,7 +214,8 @@ public final class LlamaModel implements Model {
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         if (chatTemplate == null) {
-            throw new IllegalArgumentException("the model has no chat template (no chat_template in its tokenizer_config.json)");
+            throw new IllegalArgumentException(
+                    "the model has no chat template (no chat_template in its tokenizer_config.json)");
         }
         return chatTemplate.render(messages, addGenerationPrompt);
     }

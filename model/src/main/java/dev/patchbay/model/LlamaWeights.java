@@ -16,8 +16,19 @@ import java.util.Map;
 record LlamaWeights(Matrix embedTokens, Layer[] layers, float[] finalNorm, Matrix lmHead) {
 
     /** One decoder layer; biases are null when the architecture has none. */
-    record Layer(float[] attnNorm, Matrix wq, float[] bq, Matrix wk, float[] bk, Matrix wv, float[] bv, Matrix wo,
-                 float[] ffnNorm, Matrix wGate, Matrix wUp, Matrix wDown) {}
+    record Layer(
+            float[] attnNorm,
+            Matrix wq,
+            float[] bq,
+            Matrix wk,
+            float[] bk,
+            Matrix wv,
+            float[] bv,
+            Matrix wo,
+            float[] ffnNorm,
+            Matrix wGate,
+            Matrix wUp,
+            Matrix wDown) {}
 
     /** Heap the weights take; a tied head shares the embedding's. */
     long bytes() {
@@ -39,7 +50,8 @@ record LlamaWeights(Matrix embedTokens, Layer[] layers, float[] finalNorm, Matri
         }
         b.merge("F32", vectors, Long::sum);
         Map<String, Long> sorted = new LinkedHashMap<>();
-        b.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+        b.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
                 .forEach(e -> sorted.put(e.getKey(), e.getValue()));
         return sorted;
     }
@@ -52,7 +64,9 @@ record LlamaWeights(Matrix embedTokens, Layer[] layers, float[] finalNorm, Matri
     /** One line for the start-up log, e.g. {@code Weights: 256.6 MiB in memory (BF16 256.5 MiB, F32 68.1 KiB)}. */
     String describe() {
         Map<String, Long> b = bytesByDtype();
-        StringBuilder s = new StringBuilder("Weights: ").append(KvCacheBudget.formatBytes(bytes())).append(" in memory (");
+        StringBuilder s = new StringBuilder("Weights: ")
+                .append(KvCacheBudget.formatBytes(bytes()))
+                .append(" in memory (");
         if (b.size() == 1) return s.append(dtype()).append(')').toString();
         String sep = "";
         for (var e : b.entrySet()) {
@@ -100,7 +114,9 @@ record LlamaWeights(Matrix embedTokens, Layer[] layers, float[] finalNorm, Matri
         }
         float[] norm = files.read("model.norm.weight", h);
         // Tied models share the embedding matrix; some untied checkpoints still omit lm_head and mean the same.
-        Matrix head = !c.tieWordEmbeddings() && files.has("lm_head.weight") ? files.readMatrix("lm_head.weight", vocab, h) : embed;
+        Matrix head = !c.tieWordEmbeddings() && files.has("lm_head.weight")
+                ? files.readMatrix("lm_head.weight", vocab, h)
+                : embed;
         p.step();
         return new LlamaWeights(embed, layers, norm, head);
     }

@@ -14,7 +14,8 @@ import java.util.Map;
  */
 record LoraWeights(String name, Module[][] modules, long bytes) {
     /** The projections in the order the executor indexes them. */
-    static final List<String> PROJECTIONS = List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
+    static final List<String> PROJECTIONS =
+            List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
 
     record Module(int rank, int in, int out, float scale, Matrix a, Matrix bTransposed) {}
 
@@ -27,7 +28,8 @@ record LoraWeights(String name, Module[][] modules, long bytes) {
             int index = PROJECTIONS.indexOf(m.module());
             int[] io = shapes.get(m.module());
             if (index < 0 || m.layer() >= config.numLayers() || io[0] != m.in() || io[1] != m.out()) {
-                throw new IOException(st.file() + ": module " + m.module() + " of layer " + m.layer() + " does not fit the base model");
+                throw new IOException(st.file() + ": module " + m.module() + " of layer " + m.layer()
+                        + " does not fit the base model");
             }
             Matrix a = TensorFiles.readMatrix(st, m.tensorA(), m.rank(), m.in());
             Matrix bt = TensorFiles.readMatrixTransposed(st, m.tensorB(), m.out(), m.rank());

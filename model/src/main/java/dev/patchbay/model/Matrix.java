@@ -87,7 +87,8 @@ sealed interface Matrix permits Matrix.F32, Matrix.Bf16, Matrix.F16 {
 
         @Override
         public void copyRow(int row, float[] out, int off) {
-            for (int i = 0; i < cols; i++) out[off + i] = Float.intBitsToFloat(Kernels.unpackHalf(packed, cols, row, i) << 16);
+            for (int i = 0; i < cols; i++)
+                out[off + i] = Float.intBitsToFloat(Kernels.unpackHalf(packed, cols, row, i) << 16);
         }
 
         @Override
@@ -128,7 +129,8 @@ sealed interface Matrix permits Matrix.F32, Matrix.Bf16, Matrix.F16 {
 
         @Override
         public void copyRow(int row, float[] out, int off) {
-            for (int i = 0; i < cols; i++) out[off + i] = Float.float16ToFloat(Kernels.unpackHalf(packed, cols, row, i));
+            for (int i = 0; i < cols; i++)
+                out[off + i] = Float.float16ToFloat(Kernels.unpackHalf(packed, cols, row, i));
         }
 
         @Override

@@ -47,14 +47,25 @@ public final class ModelGenerator {
             """;
 
     /** The shapes and formats of a generated model. */
-    public record Spec(String architecture, int hidden, int layers, int heads, int kvHeads, int intermediate, int vocab,
-                       String dtype, long seed, boolean tieEmbeddings, String ropeScalingJson) {
+    public record Spec(
+            String architecture,
+            int hidden,
+            int layers,
+            int heads,
+            int kvHeads,
+            int intermediate,
+            int vocab,
+            String dtype,
+            long seed,
+            boolean tieEmbeddings,
+            String ropeScalingJson) {
         public Spec {
             if (hidden % heads != 0 || heads % kvHeads != 0 || (hidden / heads) % 2 != 0) {
                 throw new IllegalArgumentException("hidden " + hidden + ", heads " + heads + " and kv heads " + kvHeads
                         + " must give an even head size shared by whole groups");
             }
-            if (!List.of("F32", "F16", "BF16").contains(dtype)) throw new IllegalArgumentException("dtype must be F32, F16 or BF16");
+            if (!List.of("F32", "F16", "BF16").contains(dtype))
+                throw new IllegalArgumentException("dtype must be F32, F16 or BF16");
         }
 
         /** A model small enough for unit tests. */
@@ -68,23 +79,68 @@ public final class ModelGenerator {
         }
 
         public Spec withArchitecture(String a) {
-            return new Spec(a, hidden, layers, heads, kvHeads, intermediate, vocab, dtype, seed, tieEmbeddings, ropeScalingJson);
+            return new Spec(
+                    a,
+                    hidden,
+                    layers,
+                    heads,
+                    kvHeads,
+                    intermediate,
+                    vocab,
+                    dtype,
+                    seed,
+                    tieEmbeddings,
+                    ropeScalingJson);
         }
 
         public Spec withDtype(String d) {
-            return new Spec(architecture, hidden, layers, heads, kvHeads, intermediate, vocab, d, seed, tieEmbeddings, ropeScalingJson);
+            return new Spec(
+                    architecture,
+                    hidden,
+                    layers,
+                    heads,
+                    kvHeads,
+                    intermediate,
+                    vocab,
+                    d,
+                    seed,
+                    tieEmbeddings,
+                    ropeScalingJson);
         }
 
         public Spec withSeed(long s) {
-            return new Spec(architecture, hidden, layers, heads, kvHeads, intermediate, vocab, dtype, s, tieEmbeddings, ropeScalingJson);
+            return new Spec(
+                    architecture,
+                    hidden,
+                    layers,
+                    heads,
+                    kvHeads,
+                    intermediate,
+                    vocab,
+                    dtype,
+                    s,
+                    tieEmbeddings,
+                    ropeScalingJson);
         }
 
         public Spec withTiedEmbeddings(boolean t) {
-            return new Spec(architecture, hidden, layers, heads, kvHeads, intermediate, vocab, dtype, seed, t, ropeScalingJson);
+            return new Spec(
+                    architecture, hidden, layers, heads, kvHeads, intermediate, vocab, dtype, seed, t, ropeScalingJson);
         }
 
         public Spec withRopeScaling(String json) {
-            return new Spec(architecture, hidden, layers, heads, kvHeads, intermediate, vocab, dtype, seed, tieEmbeddings, json);
+            return new Spec(
+                    architecture,
+                    hidden,
+                    layers,
+                    heads,
+                    kvHeads,
+                    intermediate,
+                    vocab,
+                    dtype,
+                    seed,
+                    tieEmbeddings,
+                    json);
         }
 
         int headDim() {
@@ -106,11 +162,15 @@ public final class ModelGenerator {
         Files.createDirectories(dir);
         int tokenizerSize = writeTokenizer(dir, spec);
         if (tokenizerSize > spec.vocab()) {
-            throw new IllegalArgumentException("vocab " + spec.vocab() + " is smaller than the tokenizer's " + tokenizerSize + " tokens");
+            throw new IllegalArgumentException(
+                    "vocab " + spec.vocab() + " is smaller than the tokenizer's " + tokenizerSize + " tokens");
         }
         writeConfig(dir, spec, tokenizerSize - 4, tokenizerSize - 1);
         SplittableRandom rng = new SplittableRandom(spec.seed());
-        int h = spec.hidden(), q = spec.heads() * spec.headDim(), kv = spec.kvHeads() * spec.headDim(), inter = spec.intermediate();
+        int h = spec.hidden(),
+                q = spec.heads() * spec.headDim(),
+                kv = spec.kvHeads() * spec.headDim(),
+                inter = spec.intermediate();
         SafetensorsWriter st = new SafetensorsWriter();
         add(st, spec, "model.embed_tokens.weight", new long[] {spec.vocab(), h}, gaussian(rng, spec.vocab() * h, 1.0));
         for (int l = 0; l < spec.layers(); l++) {
@@ -126,13 +186,33 @@ public final class ModelGenerator {
             }
             add(st, spec, pre + "self_attn.o_proj.weight", new long[] {h, q}, gaussian(rng, h * q, 1 / Math.sqrt(q)));
             add(st, spec, pre + "post_attention_layernorm.weight", new long[] {h}, norm(rng, h));
-            add(st, spec, pre + "mlp.gate_proj.weight", new long[] {inter, h}, gaussian(rng, inter * h, 1 / Math.sqrt(h)));
-            add(st, spec, pre + "mlp.up_proj.weight", new long[] {inter, h}, gaussian(rng, inter * h, 1 / Math.sqrt(h)));
-            add(st, spec, pre + "mlp.down_proj.weight", new long[] {h, inter}, gaussian(rng, h * inter, 1 / Math.sqrt(inter)));
+            add(
+                    st,
+                    spec,
+                    pre + "mlp.gate_proj.weight",
+                    new long[] {inter, h},
+                    gaussian(rng, inter * h, 1 / Math.sqrt(h)));
+            add(
+                    st,
+                    spec,
+                    pre + "mlp.up_proj.weight",
+                    new long[] {inter, h},
+                    gaussian(rng, inter * h, 1 / Math.sqrt(h)));
+            add(
+                    st,
+                    spec,
+                    pre + "mlp.down_proj.weight",
+                    new long[] {h, inter},
+                    gaussian(rng, h * inter, 1 / Math.sqrt(inter)));
         }
         add(st, spec, "model.norm.weight", new long[] {h}, norm(rng, h));
         if (!spec.tieEmbeddings()) {
-            add(st, spec, "lm_head.weight", new long[] {spec.vocab(), h}, gaussian(rng, spec.vocab() * h, 1 / Math.sqrt(h)));
+            add(
+                    st,
+                    spec,
+                    "lm_head.weight",
+                    new long[] {spec.vocab(), h},
+                    gaussian(rng, spec.vocab() * h, 1 / Math.sqrt(h)));
         }
         st.write(dir.resolve(TensorFiles.SINGLE_FILE));
     }
@@ -162,10 +242,21 @@ public final class ModelGenerator {
         for (int l = 0; l < spec.layers(); l++) {
             for (String m : targets) {
                 int[] io = shapes.get(m);
-                if (io == null) throw new IllegalArgumentException("unknown target module " + m + "; known: " + shapes.keySet());
+                if (io == null)
+                    throw new IllegalArgumentException("unknown target module " + m + "; known: " + shapes.keySet());
                 String pre = "base_model.model.model.layers." + l + (MLP.contains(m) ? ".mlp." : ".self_attn.") + m;
-                add(st, spec, pre + ".lora_A.weight", new long[] {rank, io[0]}, gaussian(rng, rank * io[0], 1 / Math.sqrt(io[0])));
-                add(st, spec, pre + ".lora_B.weight", new long[] {io[1], rank}, gaussian(rng, io[1] * rank, 0.2 / Math.sqrt(rank)));
+                add(
+                        st,
+                        spec,
+                        pre + ".lora_A.weight",
+                        new long[] {rank, io[0]},
+                        gaussian(rng, rank * io[0], 1 / Math.sqrt(io[0])));
+                add(
+                        st,
+                        spec,
+                        pre + ".lora_B.weight",
+                        new long[] {io[1], rank},
+                        gaussian(rng, io[1] * rank, 0.2 / Math.sqrt(rank)));
             }
         }
         st.write(dir.resolve(PeftReader.WEIGHTS_FILE));
@@ -202,11 +293,13 @@ public final class ModelGenerator {
         c.put("hidden_act", "silu");
         c.put("bos_token_id", bosId);
         c.put("eos_token_id", eosId);
-        c.put("torch_dtype", switch (spec.dtype()) {
-            case "F16" -> "float16";
-            case "BF16" -> "bfloat16";
-            default -> "float32";
-        });
+        c.put(
+                "torch_dtype",
+                switch (spec.dtype()) {
+                    case "F16" -> "float16";
+                    case "BF16" -> "bfloat16";
+                    default -> "float32";
+                });
         if (spec.ropeScalingJson() != null) c.set("rope_scaling", JSON.readTree(spec.ropeScalingJson()));
         else c.putNull("rope_scaling");
         JSON.writeValue(dir.resolve("config.json").toFile(), c);
@@ -251,9 +344,15 @@ public final class ModelGenerator {
         bl.put("add_prefix_space", false);
         bl.put("trim_offsets", true);
         bl.put("use_regex", false);
-        root.putObject("post_processor").put("type", "ByteLevel").put("add_prefix_space", true).put("trim_offsets", false)
+        root.putObject("post_processor")
+                .put("type", "ByteLevel")
+                .put("add_prefix_space", true)
+                .put("trim_offsets", false)
                 .put("use_regex", true);
-        root.putObject("decoder").put("type", "ByteLevel").put("add_prefix_space", true).put("trim_offsets", true)
+        root.putObject("decoder")
+                .put("type", "ByteLevel")
+                .put("add_prefix_space", true)
+                .put("trim_offsets", true)
                 .put("use_regex", true);
         ObjectNode model = root.putObject("model");
         model.put("type", "BPE");
@@ -282,7 +381,8 @@ public final class ModelGenerator {
     /** Classic BPE training: repeatedly merge the most frequent adjacent pair (ties broken by text). */
     static List<String[]> learnMerges(int count) {
         Map<List<String>, Integer> words = new HashMap<>();
-        Matcher m = Pattern.compile(BpeTokenizer.LLAMA3_PATTERN, Pattern.UNICODE_CHARACTER_CLASS).matcher(CORPUS);
+        Matcher m = Pattern.compile(BpeTokenizer.LLAMA3_PATTERN, Pattern.UNICODE_CHARACTER_CLASS)
+                .matcher(CORPUS);
         while (m.find()) {
             String piece = BpeTokenizer.bytesToUnicode(m.group().getBytes(StandardCharsets.UTF_8));
             List<String> symbols = new ArrayList<>();
@@ -294,12 +394,16 @@ public final class ModelGenerator {
             Map<String, Integer> pairs = new HashMap<>();
             for (var e : words.entrySet()) {
                 List<String> s = e.getKey();
-                for (int i = 0; i + 1 < s.size(); i++) pairs.merge(s.get(i) + " " + s.get(i + 1), e.getValue(), Integer::sum);
+                for (int i = 0; i + 1 < s.size(); i++)
+                    pairs.merge(s.get(i) + " " + s.get(i + 1), e.getValue(), Integer::sum);
             }
             String best = null;
             int bestCount = 1;
             for (var e : pairs.entrySet()) {
-                if (e.getValue() > bestCount || (e.getValue() == bestCount && best != null && e.getKey().compareTo(best) < 0)) {
+                if (e.getValue() > bestCount
+                        || (e.getValue() == bestCount
+                                && best != null
+                                && e.getKey().compareTo(best) < 0)) {
                     best = e.getKey();
                     bestCount = e.getValue();
                 }
@@ -311,7 +415,9 @@ public final class ModelGenerator {
             for (var e : words.entrySet()) {
                 List<String> s = e.getKey(), out = new ArrayList<>(s.size());
                 for (int i = 0; i < s.size(); i++) {
-                    if (i + 1 < s.size() && s.get(i).equals(pair[0]) && s.get(i + 1).equals(pair[1])) {
+                    if (i + 1 < s.size()
+                            && s.get(i).equals(pair[0])
+                            && s.get(i + 1).equals(pair[1])) {
                         out.add(pair[0] + pair[1]);
                         i++;
                     } else {

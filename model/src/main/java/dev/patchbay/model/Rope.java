@@ -37,7 +37,9 @@ final class Rope {
             case "llama3" -> llama3(c, s);
             case "dynamic" -> dynamic(c, s);
             case "yarn" -> yarn(c, s);
-            default -> throw new IOException("rope_scaling type '" + type + "' is not supported (supported: " + SUPPORTED + ")");
+            default ->
+                throw new IOException(
+                        "rope_scaling type '" + type + "' is not supported (supported: " + SUPPORTED + ")");
         };
     }
 

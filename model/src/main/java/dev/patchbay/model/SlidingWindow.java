@@ -23,7 +23,8 @@ final class SlidingWindow {
         Arrays.fill(windows, NONE);
         JsonNode size = config.get("sliding_window");
         boolean mistral = c.architecture().equals("MistralForCausalLM");
-        boolean qwen2 = c.architecture().equals("Qwen2ForCausalLM") && config.path("use_sliding_window").asBoolean(false);
+        boolean qwen2 = c.architecture().equals("Qwen2ForCausalLM")
+                && config.path("use_sliding_window").asBoolean(false);
         if (size == null || size.isNull() || !(mistral || qwen2)) return windows;
         if (!size.isIntegralNumber() || !size.canConvertToInt() || size.asInt() <= 0) {
             throw new IOException("'sliding_window' must be a positive whole number, not " + size);

@@ -10,12 +10,12 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The safetensors files of a model directory (one {@code model.safetensors}, or shards listed by
@@ -28,6 +28,7 @@ public final class TensorFiles {
 
     /** The file that says which tensors there are: the single file or the shard index. */
     private final Path listing;
+
     private final Map<String, Safetensors> byTensor;
 
     private TensorFiles(Path listing, Map<String, Safetensors> byTensor) {
@@ -45,13 +46,15 @@ public final class TensorFiles {
             Map<String, Safetensors> shards = new LinkedHashMap<>();
             for (String shard : new TreeSet<>(iterable(map))) {
                 Path file = dir.resolve(shard);
-                if (!Files.isRegularFile(file)) throw new IOException(index + ": names shard " + shard + ", which does not exist");
+                if (!Files.isRegularFile(file))
+                    throw new IOException(index + ": names shard " + shard + ", which does not exist");
                 shards.put(shard, Safetensors.readHeader(file));
             }
             for (var e : map.properties()) {
                 Safetensors st = shards.get(e.getValue().asText());
                 if (!st.tensors().containsKey(e.getKey())) {
-                    throw new IOException(st.file() + ": lacks tensor '" + e.getKey() + "' that " + index + " places there");
+                    throw new IOException(
+                            st.file() + ": lacks tensor '" + e.getKey() + "' that " + index + " places there");
                 }
                 byTensor.put(e.getKey(), st);
             }
@@ -138,10 +141,12 @@ public final class TensorFiles {
                     + " but the config needs " + Arrays.toString(shape));
         }
         if (t.numElements() > Integer.MAX_VALUE - 16) {
-            throw new IOException(st.file() + ": tensor '" + name + "' is too large (" + t.numElements() + " elements)");
+            throw new IOException(
+                    st.file() + ": tensor '" + name + "' is too large (" + t.numElements() + " elements)");
         }
         try (FileChannel ch = FileChannel.open(st.file(), StandardOpenOption.READ)) {
-            return ch.map(FileChannel.MapMode.READ_ONLY, st.dataStart() + t.begin(), t.byteSize()).order(ByteOrder.LITTLE_ENDIAN);
+            return ch.map(FileChannel.MapMode.READ_ONLY, st.dataStart() + t.begin(), t.byteSize())
+                    .order(ByteOrder.LITTLE_ENDIAN);
         }
     }
 
@@ -160,8 +165,9 @@ public final class TensorFiles {
                 var s = bytes.asShortBuffer();
                 for (int i = 0; i < out.length; i++) out[i] = Float.intBitsToFloat(s.get(i) << 16);
             }
-            default -> throw new IOException(st.file() + ": tensor '" + name + "' has dtype " + t.dtype()
-                    + "; only F32, F16 and BF16 weights are supported");
+            default ->
+                throw new IOException(st.file() + ": tensor '" + name + "' has dtype " + t.dtype()
+                        + "; only F32, F16 and BF16 weights are supported");
         }
         return out;
     }

@@ -30,11 +30,19 @@ class BpeTokenizerTest {
             if (mergesAsArrays) ms.addArray().add(ab[0]).add(ab[1]);
             else ms.add(m);
         }
-        root.putArray("added_tokens").addObject().put("id", id).put("content", "<|im_start|>").put("special", true);
+        root.putArray("added_tokens")
+                .addObject()
+                .put("id", id)
+                .put("content", "<|im_start|>")
+                .put("special", true);
         ObjectNode pre = root.putObject("pre_tokenizer");
         pre.put("type", "Sequence");
         ArrayNode steps = pre.putArray("pretokenizers");
-        steps.addObject().put("type", "Split").put("behavior", "Isolated").putObject("pattern").put("Regex", BpeTokenizer.LLAMA3_PATTERN);
+        steps.addObject()
+                .put("type", "Split")
+                .put("behavior", "Isolated")
+                .putObject("pattern")
+                .put("Regex", BpeTokenizer.LLAMA3_PATTERN);
         steps.addObject().put("type", "ByteLevel").put("use_regex", false);
         Path file = dir.resolve("tokenizer.json");
         om.writeValue(file.toFile(), root);
@@ -62,7 +70,7 @@ class BpeTokenizerTest {
 
     @Test
     void spacesBecomeByteLevelCharactersAndSpecialTokensSplitOut() throws Exception {
-        BpeTokenizer t = handMade(false, "Ġ a", "b c");  // Ġa=256, bc=257, <|im_start|>=258
+        BpeTokenizer t = handMade(false, "Ġ a", "b c"); // Ġa=256, bc=257, <|im_start|>=258
         assertThat(BpeTokenizer.bytesToUnicode(" ".getBytes())).isEqualTo("Ġ");
         assertThat(t.encode("<|im_start|> abc")).containsExactly(258, 256, 257);
         assertThat(t.tokenBytes(256)).containsExactly(' ', 'a');
@@ -73,9 +81,15 @@ class BpeTokenizerTest {
     @Test
     void generatedTokenizerRoundTripsAnyText() throws Exception {
         ModelGenerator.writeModel(dir, ModelGenerator.Spec.tiny());
-        BpeTokenizer t = BpeTokenizer.read(dir.resolve("tokenizer.json"), ModelGenerator.BOS, ModelGenerator.IM_END, false);
-        for (String s : List.of("Hello, world!", "The quick brown fox jumps over the lazy dog.", "  two  spaces\n\n\tand tabs",
-                "ünïcödé – 日本語 😀 emoji", "12345 6789 I'm we'll THEY'RE", "")) {
+        BpeTokenizer t =
+                BpeTokenizer.read(dir.resolve("tokenizer.json"), ModelGenerator.BOS, ModelGenerator.IM_END, false);
+        for (String s : List.of(
+                "Hello, world!",
+                "The quick brown fox jumps over the lazy dog.",
+                "  two  spaces\n\n\tand tabs",
+                "ünïcödé – 日本語 😀 emoji",
+                "12345 6789 I'm we'll THEY'RE",
+                "")) {
             int[] ids = t.encode(s);
             assertThat(t.decode(ids)).isEqualTo(s);
         }
@@ -90,7 +104,8 @@ class BpeTokenizerTest {
     @Test
     void bosIsPrependedWhenAskedEvenBeforeTheBosTokensOwnText() throws Exception {
         ModelGenerator.writeModel(dir, ModelGenerator.Spec.tiny());
-        BpeTokenizer t = BpeTokenizer.read(dir.resolve("tokenizer.json"), ModelGenerator.BOS, ModelGenerator.IM_END, true);
+        BpeTokenizer t =
+                BpeTokenizer.read(dir.resolve("tokenizer.json"), ModelGenerator.BOS, ModelGenerator.IM_END, true);
         int bos = t.bosTokenId();
         assertThat(t.encode("hi")[0]).isEqualTo(bos);
         assertThat(t.encode("hi", false)[0]).isNotEqualTo(bos);

@@ -22,10 +22,12 @@ class ChatTemplateTest {
     @Test
     void llama3Template() {
         ChatTemplate t = new ChatTemplate(LLAMA3, "<|begin_of_text|>", "<|eot_id|>");
-        String out = t.render(List.of(new ChatMessage("system", "Be brief."), new ChatMessage("user", "  Hello \n")), true);
-        assertThat(out).isEqualTo("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
-                + "<|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|>"
-                + "<|start_header_id|>assistant<|end_header_id|>\n\n");
+        String out =
+                t.render(List.of(new ChatMessage("system", "Be brief."), new ChatMessage("user", "  Hello \n")), true);
+        assertThat(out)
+                .isEqualTo("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+                        + "<|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|>"
+                        + "<|start_header_id|>assistant<|end_header_id|>\n\n");
         assertThat(t.render(List.of(new ChatMessage("user", "x")), false)).endsWith("x<|eot_id|>");
     }
 
@@ -51,16 +53,19 @@ class ChatTemplateTest {
         ChatTemplate t = new ChatTemplate(template, "<s>", "</s>");
         assertThat(t.render(List.of(new ChatMessage("user", "ok")), false)).isEqualTo("ok");
         assertThatThrownBy(() -> t.render(List.of(new ChatMessage("system", "no")), false))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("System role not supported");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("System role not supported");
     }
 
     @Test
     void modelRendersItsOwnTemplateFromTokenizerConfig() throws Exception {
         ModelGenerator.writeModel(dir, ModelGenerator.Spec.tiny());
         try (LlamaModel m = LlamaModel.load(dir, 8, 4, 1, 1, null)) {
-            String prompt = m.renderChat(List.of(new ChatMessage("system", "You are terse."), new ChatMessage("user", " Hi! ")), true);
-            assertThat(prompt).isEqualTo("<|begin_of_text|><|im_start|>system\nYou are terse.<|im_end|>\n"
-                    + "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n");
+            String prompt = m.renderChat(
+                    List.of(new ChatMessage("system", "You are terse."), new ChatMessage("user", " Hi! ")), true);
+            assertThat(prompt)
+                    .isEqualTo("<|begin_of_text|><|im_start|>system\nYou are terse.<|im_end|>\n"
+                            + "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n");
             int[] ids = m.tokenizer().encode(prompt);
             assertThat(ids[0]).isEqualTo(m.tokenizer().bosTokenId());
             assertThat(m.tokenizer().eosTokenId()).isEqualTo(m.tokenizer().tokenId("<|im_end|>"));

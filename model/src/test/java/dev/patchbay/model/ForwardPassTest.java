@@ -9,17 +9,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.patchbay.engine.adapter.PeftReader;
 import dev.patchbay.engine.exec.LoadedAdapter;
 import dev.patchbay.engine.exec.ScheduledSequence;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 
 class ForwardPassTest {
     static final int BLOCK = 4;
-    static final List<String> ALL = List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
+    static final List<String> ALL =
+            List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
     /** The sequence the reference checks run: an 11-token prompt, then 3 decodes. */
     static final int[] TOKENS = {5, 17, 300, 2, 99, 42, 42, 7, 260, 1, 33, 8, 150, 77};
 
@@ -80,15 +81,22 @@ class ForwardPassTest {
 
     @Test
     void qwen2WithBiasTiedEmbeddingsAndLlama3RopeMatchesThePlainImplementation() throws Exception {
-        checkAgainstReference(ModelGenerator.Spec.tiny().withArchitecture("Qwen2ForCausalLM").withTiedEmbeddings(true)
-                .withRopeScaling("{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,"
-                        + "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":16}"), null);
+        checkAgainstReference(
+                ModelGenerator.Spec.tiny()
+                        .withArchitecture("Qwen2ForCausalLM")
+                        .withTiedEmbeddings(true)
+                        .withRopeScaling("{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,"
+                                + "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":16}"),
+                null);
     }
 
     @Test
     void linearRopeScalingMatchesThePlainImplementation() throws Exception {
-        checkAgainstReference(ModelGenerator.Spec.tiny().withArchitecture("MistralForCausalLM")
-                .withRopeScaling("{\"type\":\"linear\",\"factor\":4.0}"), null);
+        checkAgainstReference(
+                ModelGenerator.Spec.tiny()
+                        .withArchitecture("MistralForCausalLM")
+                        .withRopeScaling("{\"type\":\"linear\",\"factor\":4.0}"),
+                null);
     }
 
     @Test
@@ -107,13 +115,18 @@ class ForwardPassTest {
                 "{\"type\":\"yarn\",\"factor\":8.0,\"beta_fast\":16,\"beta_slow\":2,\"mscale\":0.707,"
                         + "\"mscale_all_dim\":1.0,\"original_max_position_embeddings\":256,\"truncate\":false}",
                 "{\"rope_type\":\"yarn\",\"factor\":2.0,\"attention_factor\":0.8}")) {
-            checkAgainstReference(ModelGenerator.Spec.tiny().withArchitecture("Qwen2ForCausalLM").withRopeScaling(json), null);
+            checkAgainstReference(
+                    ModelGenerator.Spec.tiny()
+                            .withArchitecture("Qwen2ForCausalLM")
+                            .withRopeScaling(json),
+                    null);
         }
     }
 
     @Test
     void dynamicNtkRopeScalingMatchesThePlainImplementation() throws Exception {
-        ModelGenerator.Spec spec = ModelGenerator.Spec.tiny().withArchitecture("MistralForCausalLM")
+        ModelGenerator.Spec spec = ModelGenerator.Spec.tiny()
+                .withArchitecture("MistralForCausalLM")
                 .withRopeScaling("{\"type\":\"dynamic\",\"factor\":4.0}");
         checkAgainstReference(spec, null);
         assertThat(Steps.relativeDifference(referenceLogits(spec), referenceLogits(spec.withRopeScaling(null))))
@@ -152,7 +165,8 @@ class ForwardPassTest {
     @Test
     void sizesThatDoNotFillWholeVectorsMatchThePlainImplementation() throws Exception {
         // hidden 40 and head size 8 leave vector tails everywhere; BF16 rows that do not pack are widened.
-        checkAgainstReference(new ModelGenerator.Spec("LlamaForCausalLM", 40, 2, 5, 1, 72, 400, "F32", 3, false, null), null);
+        checkAgainstReference(
+                new ModelGenerator.Spec("LlamaForCausalLM", 40, 2, 5, 1, 72, 400, "F32", 3, false, null), null);
     }
 
     @Test
@@ -166,10 +180,12 @@ class ForwardPassTest {
         ModelGenerator.writeModel(modelDir, ModelGenerator.Spec.tiny());
         int[] prompt = range(20, 14);
         try (LlamaModel model = load(modelDir)) {
-            float[] contiguous = model.executor().forward(List.of(seq(1, prompt, 0, new int[] {0, 1, 2, 3}, -1, true)))[0];
+            float[] contiguous =
+                    model.executor().forward(List.of(seq(1, prompt, 0, new int[] {0, 1, 2, 3}, -1, true)))[0];
             int[] scattered = {40, 7, 63, 22};
             model.executor().forward(List.of(seq(2, slice(prompt, 0, 6), 0, scattered, -1, false)));
-            float[] chunked = model.executor().forward(List.of(seq(2, slice(prompt, 6, 14), 6, scattered, -1, true)))[0];
+            float[] chunked =
+                    model.executor().forward(List.of(seq(2, slice(prompt, 6, 14), 6, scattered, -1, true)))[0];
             assertClose(chunked, contiguous, 1e-6);
         }
     }
@@ -187,7 +203,8 @@ class ForwardPassTest {
             ex.activate(3, ex.loadAdapter(PeftReader.read("a1", dir.resolve("a1"), model.config(), 16)));
             // Contexts first: sequences 2 and 3 have earlier tokens in their caches, so this step decodes them.
             int[][] blocks = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {9, 10, 11}};
-            ex.forward(List.of(seq(2, range(30, 6), 0, blocks[1], 3, false), seq(3, range(50, 5), 0, blocks[2], -1, false)));
+            ex.forward(List.of(
+                    seq(2, range(30, 6), 0, blocks[1], 3, false), seq(3, range(50, 5), 0, blocks[2], -1, false)));
             List<ScheduledSequence> batch = List.of(
                     seq(1, range(100, 7), 0, blocks[0], 0, true),
                     seq(2, new int[] {77}, 6, blocks[1], 3, true),
@@ -201,7 +218,8 @@ class ForwardPassTest {
             ex.forward(List.of(seq(3, range(50, 5), 0, alone[2], -1, false)));
             for (int s = 0; s < batch.size(); s++) {
                 ScheduledSequence b = batch.get(s);
-                float[] one = ex.forward(List.of(seq(b.requestId(), b.tokens(), b.startPosition(), alone[s], b.adapterSlot(), true)))[0];
+                float[] one = ex.forward(List.of(
+                        seq(b.requestId(), b.tokens(), b.startPosition(), alone[s], b.adapterSlot(), true)))[0];
                 assertClose(together[s], one, 1e-5);
             }
             // The adapters matter: the same prompt on the base model differs.
@@ -220,11 +238,13 @@ class ForwardPassTest {
         Path merged = dir.resolve("merged");
         TestModels.mergeAdapter(modelDir, adapter, merged);
         int[] prompt = range(3, 9);
-        try (LlamaModel model = load(modelDir); LlamaModel mergedModel = load(merged)) {
+        try (LlamaModel model = load(modelDir);
+                LlamaModel mergedModel = load(merged)) {
             var ex = model.executor();
             ex.activate(1, ex.loadAdapter(PeftReader.read("a", adapter, model.config(), 16)));
             float[] unmerged = ex.forward(List.of(seq(1, prompt, 0, new int[] {0, 1, 2}, 1, true)))[0];
-            float[] withMerged = mergedModel.executor().forward(List.of(seq(1, prompt, 0, new int[] {0, 1, 2}, -1, true)))[0];
+            float[] withMerged =
+                    mergedModel.executor().forward(List.of(seq(1, prompt, 0, new int[] {0, 1, 2}, -1, true)))[0];
             assertClose(unmerged, withMerged, 1e-4);
             float[] base = ex.forward(List.of(seq(2, prompt, 0, new int[] {3, 4, 5}, -1, true)))[0];
             assertThat(Steps.relativeDifference(base, withMerged)).isGreaterThan(1e-3);
@@ -242,11 +262,19 @@ class ForwardPassTest {
             Path f32 = dir.resolve(dtype + "-as-f32");
             TestModels.convertToF32(half, f32);
             TestModels.convertAdapterToF32(half.resolve("adapter"), f32.resolve("adapter"));
-            try (LlamaModel a = load(half); LlamaModel b = load(f32)) {
+            try (LlamaModel a = load(half);
+                    LlamaModel b = load(f32)) {
                 assertThat(a.dtype()).isEqualTo(dtype.equals("BF16") ? "bfloat16" : "float16");
                 assertThat(b.dtype()).isEqualTo("float32");
-                a.executor().activate(0, a.executor().loadAdapter(PeftReader.read("a", half.resolve("adapter"), a.config(), 16)));
-                b.executor().activate(0, b.executor().loadAdapter(PeftReader.read("a", f32.resolve("adapter"), b.config(), 16)));
+                a.executor()
+                        .activate(
+                                0,
+                                a.executor()
+                                        .loadAdapter(PeftReader.read("a", half.resolve("adapter"), a.config(), 16)));
+                b.executor()
+                        .activate(
+                                0,
+                                b.executor().loadAdapter(PeftReader.read("a", f32.resolve("adapter"), b.config(), 16)));
                 for (int slot : new int[] {-1, 0}) {
                     // A prompt (several tokens a step) then a decode (one), on fresh blocks for each slot.
                     int[] blocks = slot < 0 ? new int[] {0, 1, 2} : new int[] {3, 4, 5};
@@ -270,17 +298,23 @@ class ForwardPassTest {
         TestModels.convertToF32(f16, f32);
         var log = new ByteArrayOutputStream();
         try (var out = new PrintStream(log, true, StandardCharsets.UTF_8);
-             LlamaModel half = LlamaModel.load(f16, 64, BLOCK, 4, 2, out);
-             LlamaModel full = LlamaModel.load(f32, 64, BLOCK, 4, 2, out)) {
-            long halfBytes = half.weightBytesByDtype().values().stream().mapToLong(Long::longValue).sum();
-            long fullBytes = full.weightBytesByDtype().values().stream().mapToLong(Long::longValue).sum();
+                LlamaModel half = LlamaModel.load(f16, 64, BLOCK, 4, 2, out);
+                LlamaModel full = LlamaModel.load(f32, 64, BLOCK, 4, 2, out)) {
+            long halfBytes = half.weightBytesByDtype().values().stream()
+                    .mapToLong(Long::longValue)
+                    .sum();
+            long fullBytes = full.weightBytesByDtype().values().stream()
+                    .mapToLong(Long::longValue)
+                    .sum();
             // Norms stay F32: a little over half.
             assertThat((double) halfBytes / fullBytes).isBetween(0.5, 0.51);
             assertThat(half.weightBytesByDtype().keySet()).containsExactly("F16", "F32");
             assertThat(full.weightBytesByDtype().keySet()).containsExactly("F32");
             String text = log.toString(StandardCharsets.UTF_8);
-            assertThat(text).contains("Weights: " + KvCacheBudget.formatBytes(halfBytes) + " in memory (F16 "
-                    + KvCacheBudget.formatBytes(half.weightBytesByDtype().get("F16")) + ", F32 ");
+            assertThat(text)
+                    .contains("Weights: " + KvCacheBudget.formatBytes(halfBytes) + " in memory (F16 "
+                            + KvCacheBudget.formatBytes(
+                                    half.weightBytesByDtype().get("F16")) + ", F32 ");
             assertThat(text).contains("Weights: " + KvCacheBudget.formatBytes(fullBytes) + " in memory (F32)");
         }
     }

@@ -2,11 +2,11 @@ package dev.patchbay.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import jdk.incubator.vector.FloatVector;
-import org.junit.jupiter.api.Test;
-import java.util.Arrays;
 import org.assertj.core.data.Offset;
+import org.junit.jupiter.api.Test;
 
 /** The F16 kernels against {@link Float#float16ToFloat} and against the same values held as F32. */
 class HalfPrecisionKernelsTest {
@@ -39,7 +39,8 @@ class HalfPrecisionKernelsTest {
         for (int i = 0x7c01; i < 0x8000; i++) {
             // NaNs keep their sign and payload bits, signalling ones included.
             for (int sign : new int[] {0, 0x8000}) {
-                assertThat(Float.floatToRawIntBits(wide[i | sign])).isEqualTo((sign << 16) | 0x7f800000 | (i & 0x3ff) << 13);
+                assertThat(Float.floatToRawIntBits(wide[i | sign]))
+                        .isEqualTo((sign << 16) | 0x7f800000 | (i & 0x3ff) << 13);
             }
         }
     }
@@ -73,7 +74,8 @@ class HalfPrecisionKernelsTest {
         for (int i = 0; i < values.length; i++) {
             // Finite values of every exponent, subnormals and zeros included.
             short h;
-            do h = (short) rng.nextInt(1 << 16); while ((h & 0x7c00) == 0x7c00);
+            do h = (short) rng.nextInt(1 << 16);
+            while ((h & 0x7c00) == 0x7c00);
             values[i] = h;
             wide[i] = Float.float16ToFloat(h);
         }
@@ -91,7 +93,8 @@ class HalfPrecisionKernelsTest {
                     double scale = 0;
                     for (int i = 0; i < cols; i++) scale += Math.abs((double) x[t * cols + i] * wide[o * cols + i]);
                     // The same products, summed in the same lanes; only a lane reduction's order may differ.
-                    assertThat((double) yHalf[t * rows + o]).as("token %d row %d", t, o)
+                    assertThat((double) yHalf[t * rows + o])
+                            .as("token %d row %d", t, o)
                             .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));
                     assertThat((double) half.dotRow(o, x, t * cols))
                             .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));

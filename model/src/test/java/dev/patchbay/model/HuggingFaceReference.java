@@ -40,9 +40,17 @@ final class HuggingFaceReference {
         }
         Files.createDirectories(OUT.getParent());
         Path log = OUT.resolveSibling("node.log");
-        Process p = new ProcessBuilder(node.toString(), "reference.mjs", CORPUS.toAbsolutePath().toString(),
-                CONVERSATIONS.toAbsolutePath().toString(), TEMPLATES.toAbsolutePath().toString(), OUT.toAbsolutePath().toString())
-                .directory(NODE_DIR.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(
+                        node.toString(),
+                        "reference.mjs",
+                        CORPUS.toAbsolutePath().toString(),
+                        CONVERSATIONS.toAbsolutePath().toString(),
+                        TEMPLATES.toAbsolutePath().toString(),
+                        OUT.toAbsolutePath().toString())
+                .directory(NODE_DIR.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         if (!p.waitFor(NODE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("reference.mjs did not finish in " + NODE_TIMEOUT_SECONDS + " s");

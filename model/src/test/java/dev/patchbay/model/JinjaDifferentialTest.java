@@ -45,49 +45,68 @@ class JinjaDifferentialTest {
     @TestFactory
     Stream<DynamicTest> rendersAsJinja2() throws Exception {
         JsonNode cases = cases();
-        return StreamSupport.stream(cases.spliterator(), false).map(c -> dynamicTest(c.get("name").asText(),
-                () -> check(c, Jinja2Reference.template(c.get("name").asText()))));
+        return StreamSupport.stream(cases.spliterator(), false)
+                .map(c -> dynamicTest(
+                        c.get("name").asText(),
+                        () -> check(c, Jinja2Reference.template(c.get("name").asText()))));
     }
 
     /** Each case either agrees between the two references or is named above as a departure, and not both. */
     @TestFactory
     Stream<DynamicTest> huggingFaceJinjaDepartsFromJinja2OnlyWhereNamed() throws Exception {
         JsonNode huggingFace = HuggingFaceReference.get().get("templates");
-        assertThat(HUGGINGFACE_JINJA_DEPARTS.keySet()).as("departures name cases that exist")
-                .isSubsetOf(StreamSupport.stream(huggingFace.spliterator(), false).map(c -> c.get("name").asText()).toList());
-        return StreamSupport.stream(huggingFace.spliterator(), false).map(c -> dynamicTest(c.get("name").asText(), () -> {
-            String name = c.get("name").asText();
-            JsonNode jinja2 = Jinja2Reference.template(name);
-            if (HUGGINGFACE_JINJA_DEPARTS.containsKey(name)) {
-                assertThat(agree(c, jinja2)).as("@huggingface/jinja still departs from Jinja2 here: "
-                        + HUGGINGFACE_JINJA_DEPARTS.get(name)).isFalse();
-            } else if (!agree(c, jinja2)) {
-                throw new AssertionError("@huggingface/jinja departs from Jinja2 in a case not named as a departure:\n"
-                        + "  @huggingface/jinja: " + outcome(c) + "\n  Jinja2:             " + outcome(jinja2));
-            }
-        }));
+        assertThat(HUGGINGFACE_JINJA_DEPARTS.keySet())
+                .as("departures name cases that exist")
+                .isSubsetOf(StreamSupport.stream(huggingFace.spliterator(), false)
+                        .map(c -> c.get("name").asText())
+                        .toList());
+        return StreamSupport.stream(huggingFace.spliterator(), false)
+                .map(c -> dynamicTest(c.get("name").asText(), () -> {
+                    String name = c.get("name").asText();
+                    JsonNode jinja2 = Jinja2Reference.template(name);
+                    if (HUGGINGFACE_JINJA_DEPARTS.containsKey(name)) {
+                        assertThat(agree(c, jinja2))
+                                .as("@huggingface/jinja still departs from Jinja2 here: "
+                                        + HUGGINGFACE_JINJA_DEPARTS.get(name))
+                                .isFalse();
+                    } else if (!agree(c, jinja2)) {
+                        throw new AssertionError(
+                                "@huggingface/jinja departs from Jinja2 in a case not named as a departure:\n"
+                                        + "  @huggingface/jinja: " + outcome(c) + "\n  Jinja2:             "
+                                        + outcome(jinja2));
+                    }
+                }));
     }
 
     @Test
     void everyCaseIsInBothReferences() throws Exception {
-        List<String> names = StreamSupport.stream(cases().spliterator(), false).map(c -> c.get("name").asText()).toList();
+        List<String> names = StreamSupport.stream(cases().spliterator(), false)
+                .map(c -> c.get("name").asText())
+                .toList();
         assertThat(names).doesNotHaveDuplicates();
         assertThat(StreamSupport.stream(Jinja2Reference.get().get("templates").spliterator(), false)
-                .map(c -> c.get("name").asText())).containsExactlyElementsOf(names);
-        assertThat(StreamSupport.stream(HuggingFaceReference.get().get("templates").spliterator(), false)
-                .map(c -> c.get("name").asText())).containsExactlyElementsOf(names);
+                        .map(c -> c.get("name").asText()))
+                .containsExactlyElementsOf(names);
+        assertThat(StreamSupport.stream(
+                                HuggingFaceReference.get().get("templates").spliterator(), false)
+                        .map(c -> c.get("name").asText()))
+                .containsExactlyElementsOf(names);
     }
 
     /** The check can fail: Jinja2's rendering with one character changed, or an error where it rendered, does not pass. */
     @Test
     void aCorruptedReferenceFails() throws Exception {
         JsonNode loops = StreamSupport.stream(cases().spliterator(), false)
-                .filter(c -> c.get("name").asText().equals("loop variables")).findFirst().orElseThrow();
+                .filter(c -> c.get("name").asText().equals("loop variables"))
+                .findFirst()
+                .orElseThrow();
         JsonNode jinja2 = Jinja2Reference.template("loop variables");
         check(loops, jinja2);
-        ObjectNode wrong = ((ObjectNode) jinja2.deepCopy()).put("rendered", jinja2.get("rendered").asText().replace("1/0", "0/0"));
+        ObjectNode wrong = ((ObjectNode) jinja2.deepCopy())
+                .put("rendered", jinja2.get("rendered").asText().replace("1/0", "0/0"));
         assertThatThrownBy(() -> check(loops, wrong)).isInstanceOf(AssertionError.class);
-        ObjectNode refused = ((ObjectNode) jinja2.deepCopy()).put("error", "refused").put("error_type", "TemplateError");
+        ObjectNode refused =
+                ((ObjectNode) jinja2.deepCopy()).put("error", "refused").put("error_type", "TemplateError");
         refused.remove("rendered");
         assertThatThrownBy(() -> check(loops, refused)).isInstanceOf(AssertionError.class);
     }
@@ -98,8 +117,10 @@ class JinjaDifferentialTest {
         c.get("variables").properties().forEach(e -> variables.put(e.getKey(), value(e.getValue())));
         Jinja template = new Jinja(c.get("template").asText());
         if (jinja2.has("error")) {
-            var thrown = assertThatThrownBy(() -> template.render(variables)).isInstanceOf(IllegalArgumentException.class);
-            if (Jinja2Reference.raisedByTemplate(jinja2)) thrown.hasMessageContaining(jinja2.get("error").asText());
+            var thrown =
+                    assertThatThrownBy(() -> template.render(variables)).isInstanceOf(IllegalArgumentException.class);
+            if (Jinja2Reference.raisedByTemplate(jinja2))
+                thrown.hasMessageContaining(jinja2.get("error").asText());
             return;
         }
         assertThat(template.render(variables)).isEqualTo(jinja2.get("rendered").asText());
@@ -107,7 +128,8 @@ class JinjaDifferentialTest {
 
     /** A reference's answer: the text it rendered, or its error's message. */
     private static String outcome(JsonNode rendering) {
-        if (rendering.has("rendered")) return "rendered: " + rendering.get("rendered").asText();
+        if (rendering.has("rendered"))
+            return "rendered: " + rendering.get("rendered").asText();
         return "error: " + rendering.get("error").asText();
     }
 

@@ -22,18 +22,24 @@ class JinjaTest {
 
     @Test
     void errorsNameWhatWentWrong() {
-        assertThatThrownBy(() -> render("{{ x|no_such_filter }}")).hasMessageContaining("unknown filter 'no_such_filter'");
+        assertThatThrownBy(() -> render("{{ x|no_such_filter }}"))
+                .hasMessageContaining("unknown filter 'no_such_filter'");
         assertThatThrownBy(() -> new Jinja("line one\n{% if x %}never closed")).hasMessageContaining("endif");
-        assertThatThrownBy(() -> new Jinja("{{ unclosed")).hasMessageContaining("line 1").hasMessageContaining("unclosed");
+        assertThatThrownBy(() -> new Jinja("{{ unclosed"))
+                .hasMessageContaining("line 1")
+                .hasMessageContaining("unclosed");
         assertThatThrownBy(() -> render("{{ raise_exception('Only user and assistant roles') }}"))
-                .isInstanceOf(Jinja.TemplateException.class).hasMessage("Only user and assistant roles");
+                .isInstanceOf(Jinja.TemplateException.class)
+                .hasMessage("Only user and assistant roles");
         assertThatThrownBy(() -> render("{{ 'a' + 1 }}")).hasMessageContaining("cannot add str and int");
     }
 
     @Test
     void messageContentIsDataNotTemplate() {
         // What a user writes is never rendered: a "{% raw %}" or "{{" in content is text.
-        Map<String, Object> vars = Map.of("messages", List.of(Map.of("role", "user", "content", "{% raw %} {{ 7 * 7 }}")));
-        assertThat(render("{% for m in messages %}{{ m.content }}{% endfor %}", vars)).isEqualTo("{% raw %} {{ 7 * 7 }}");
+        Map<String, Object> vars =
+                Map.of("messages", List.of(Map.of("role", "user", "content", "{% raw %} {{ 7 * 7 }}")));
+        assertThat(render("{% for m in messages %}{{ m.content }}{% endfor %}", vars))
+                .isEqualTo("{% raw %} {{ 7 * 7 }}");
     }
 }

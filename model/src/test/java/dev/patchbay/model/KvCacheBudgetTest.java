@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 
 class KvCacheBudgetTest {
     /** SmolLM2-135M's shapes: 30 layers, 3 KV heads of 64. */
-    private static final ModelConfig SMOL = new ModelConfig("LlamaForCausalLM", 576, 30, 9, 3, 64, 1536, 49152, 8192, 1e-5,
-            10000.0, true, false, "bfloat16", null);
+    private static final ModelConfig SMOL = new ModelConfig(
+            "LlamaForCausalLM", 576, 30, 9, 3, 64, 1536, 49152, 8192, 1e-5, 10000.0, true, false, "bfloat16", null);
 
     @Test
     void sizesTakeVllmsSuffixesAndIecNames() {
@@ -21,7 +21,8 @@ class KvCacheBudgetTest {
         assertThat(KvCacheBudget.parseSize("2Gi")).isEqualTo(2L << 30);
         assertThat(KvCacheBudget.parseSize("2GiB")).isEqualTo(2L << 30);
         assertThat(KvCacheBudget.parseSize(" 512MiB ")).isEqualTo(512L << 20);
-        assertThatThrownBy(() -> KvCacheBudget.parseSize("1.5GiB")).hasMessageContaining("only sizes with k, m, g or t may have decimals");
+        assertThatThrownBy(() -> KvCacheBudget.parseSize("1.5GiB"))
+                .hasMessageContaining("only sizes with k, m, g or t may have decimals");
         assertThatThrownBy(() -> KvCacheBudget.parseSize("2 GB")).hasMessageContaining("is not a size");
         assertThatThrownBy(() -> KvCacheBudget.parseSize("-1")).hasMessageContaining("is not a size");
         assertThatThrownBy(() -> KvCacheBudget.parseSize("99999999999T")).hasMessageContaining("too large");
@@ -46,7 +47,8 @@ class KvCacheBudgetTest {
         assertThat(p.blocks()).isEqualTo((int) (((long) (0.9 * heap) - weights - step) / 737_280));
         assertThat(p.describe()).contains("--gpu-memory-utilization 0.9 of the 4 GiB max heap");
         assertThatThrownBy(() -> new KvCacheBudget.HeapShare(0.1, 256L << 20, 8192, 256).plan(SMOL, 16, weights))
-                .isInstanceOf(IOException.class).hasMessageContaining("no room for the KV cache")
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("no room for the KV cache")
                 .hasMessageContaining("-Xmx");
     }
 

@@ -13,8 +13,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,6 +30,7 @@ class LogprobsTest {
 
     @TempDir
     Path dir;
+
     LlamaModel model;
 
     @BeforeEach
@@ -42,7 +43,10 @@ class LogprobsTest {
             Path adapter = dir.resolve("adapter" + slot);
             // Strong adapters (alpha 64), so that each one moves the distribution well beyond the tolerance.
             ModelGenerator.writeAdapter(adapter, spec, 8, 64, targets, 100 + slot);
-            model.executor().activate(slot, model.executor().loadAdapter(PeftReader.read("a" + slot, adapter, model.config(), 16)));
+            model.executor()
+                    .activate(
+                            slot,
+                            model.executor().loadAdapter(PeftReader.read("a" + slot, adapter, model.config(), 16)));
         }
     }
 
@@ -55,8 +59,8 @@ class LogprobsTest {
         return new SamplingParams(16, temperature, 1, -1, 9L, List.of(), List.of(), false, 1, logprobs, promptLogprobs);
     }
 
-    private static ScheduledSequence seq(long id, int[] tokens, int start, int[] blocks, int slot, boolean sample,
-                                         SamplingParams p) {
+    private static ScheduledSequence seq(
+            long id, int[] tokens, int start, int[] blocks, int slot, boolean sample, SamplingParams p) {
         return new ScheduledSequence(id, tokens, start, blocks, slot, sample, p, new SplittableRandom(id), PROMPT, 0);
     }
 
@@ -83,13 +87,15 @@ class LogprobsTest {
     private static void assertMatches(TokenLogprobs got, double[] expected, int token) {
         assertThat(got.tokenId()).isEqualTo(token);
         assertThat((double) got.logprob()).isCloseTo(expected[token], within(1e-4));
-        double[] sorted = Arrays.stream(expected).map(v -> -v).sorted().map(v -> -v).toArray();
+        double[] sorted =
+                Arrays.stream(expected).map(v -> -v).sorted().map(v -> -v).toArray();
         assertThat(got.numTop()).isEqualTo(TOP);
         for (int j = 0; j < TOP; j++) {
             assertThat((double) got.topLogprobs()[j]).as("top %d", j).isCloseTo(sorted[j], within(1e-4));
             assertThat((double) got.topLogprobs()[j]).isCloseTo(expected[got.topIds()[j]], within(1e-4));
         }
-        long better = Arrays.stream(expected).filter(v -> v > expected[token] + 1e-4).count();
+        long better =
+                Arrays.stream(expected).filter(v -> v > expected[token] + 1e-4).count();
         assertThat(got.rank()).isGreaterThan((int) better);
     }
 
@@ -102,7 +108,8 @@ class LogprobsTest {
                 seq(1, PROMPT, 0, blocks(0), 0, true, params(0, TOP, null)),
                 seq(2, PROMPT, 0, blocks(10), 1, true, params(1.5, TOP, null)),
                 seq(3, PROMPT, 0, blocks(20), -1, true, params(0, TOP, null)));
-        StepResult result = model.executor().execute(new Batch(batch, 3 * PROMPT.length, 3 * PROMPT.length, 0, 2, BLOCK));
+        StepResult result =
+                model.executor().execute(new Batch(batch, 3 * PROMPT.length, 3 * PROMPT.length, 0, 2, BLOCK));
 
         double[][] expected = new double[3][];
         for (int s = 0; s < 3; s++) {
@@ -111,14 +118,17 @@ class LogprobsTest {
             int token = result.nextTokens()[s];
             assertMatches(got, expected[s], token);
             if (temperatures[s] == 0) {
-                assertThat(got.rank()).as("greedy token of sequence %d is the most likely", s).isEqualTo(1);
+                assertThat(got.rank())
+                        .as("greedy token of sequence %d is the most likely", s)
+                        .isEqualTo(1);
                 assertThat(got.topIds()[0]).isEqualTo(token);
                 assertThat(got.logprob()).isEqualTo(got.topLogprobs()[0]);
             }
         }
         // The three distributions differ, so a request given another's adapter would fail the comparison above.
         for (int a = 0; a < 3; a++) {
-            for (int b = a + 1; b < 3; b++) assertThat(maxDifference(expected[a], expected[b])).isGreaterThan(1e-2);
+            for (int b = a + 1; b < 3; b++)
+                assertThat(maxDifference(expected[a], expected[b])).isGreaterThan(1e-2);
         }
         assertThat(result.promptLogprobs()).isNull();
     }
@@ -128,12 +138,24 @@ class LogprobsTest {
         // Adapter 0's request asks for prompt logprobs and arrives in two chunks; adapter 1's asks for none.
         SamplingParams wants = params(0, TOP, TOP);
         int cut = 6;
-        StepResult first = model.executor().execute(new Batch(List.of(
-                seq(1, Arrays.copyOfRange(PROMPT, 0, cut), 0, blocks(0), 0, false, wants),
-                seq(2, PROMPT, 0, blocks(10), 1, true, params(0, null, null))), cut + PROMPT.length, cut + PROMPT.length, 0, 2, BLOCK));
-        StepResult second = model.executor().execute(new Batch(List.of(
-                seq(1, Arrays.copyOfRange(PROMPT, cut, PROMPT.length), cut, blocks(0), 0, true, wants)),
-                PROMPT.length - cut, PROMPT.length - cut, 0, 1, BLOCK));
+        StepResult first = model.executor()
+                .execute(new Batch(
+                        List.of(
+                                seq(1, Arrays.copyOfRange(PROMPT, 0, cut), 0, blocks(0), 0, false, wants),
+                                seq(2, PROMPT, 0, blocks(10), 1, true, params(0, null, null))),
+                        cut + PROMPT.length,
+                        cut + PROMPT.length,
+                        0,
+                        2,
+                        BLOCK));
+        StepResult second = model.executor()
+                .execute(new Batch(
+                        List.of(seq(1, Arrays.copyOfRange(PROMPT, cut, PROMPT.length), cut, blocks(0), 0, true, wants)),
+                        PROMPT.length - cut,
+                        PROMPT.length - cut,
+                        0,
+                        1,
+                        BLOCK));
         assertThat(first.promptLogprobs(1)).isNull();
         assertThat(first.sampleLogprobs()).isNull();
         TokenLogprobs[] a = first.promptLogprobs(0), b = second.promptLogprobs(0);

@@ -40,7 +40,8 @@ final class ReferenceLlama {
 
     /** Adds a PEFT adapter, applied to every projection it has tensors for. */
     ReferenceLlama withAdapter(Path adapterDir) throws IOException {
-        JsonNode cfg = new ObjectMapper().readTree(adapterDir.resolve("adapter_config.json").toFile());
+        JsonNode cfg = new ObjectMapper()
+                .readTree(adapterDir.resolve("adapter_config.json").toFile());
         loraRank = cfg.get("r").asInt();
         loraScale = cfg.get("lora_alpha").asDouble() / loraRank;
         Map<String, float[]> all = new HashMap<>();
@@ -165,7 +166,8 @@ final class ReferenceLlama {
         JsonNode w = config.get("sliding_window");
         if (w == null || w.isNull()) return Integer.MAX_VALUE;
         if (c.architecture().equals("MistralForCausalLM")) return w.asInt();
-        if (c.architecture().equals("Qwen2ForCausalLM") && config.path("use_sliding_window").asBoolean()) {
+        if (c.architecture().equals("Qwen2ForCausalLM")
+                && config.path("use_sliding_window").asBoolean()) {
             return l >= config.path("max_window_layers").asInt(28) ? w.asInt() : Integer.MAX_VALUE;
         }
         return Integer.MAX_VALUE;
@@ -182,7 +184,8 @@ final class ReferenceLlama {
         switch (type) {
             case "linear" -> freq /= factor;
             case "llama3" -> {
-                double lowF = s.get("low_freq_factor").asDouble(), highF = s.get("high_freq_factor").asDouble();
+                double lowF = s.get("low_freq_factor").asDouble(),
+                        highF = s.get("high_freq_factor").asDouble();
                 double orig = s.get("original_max_position_embeddings").asDouble();
                 double wavelen = 2 * Math.PI / freq;
                 if (wavelen > orig / lowF) {
@@ -200,7 +203,8 @@ final class ReferenceLlama {
             }
             case "yarn" -> {
                 double orig = s.path("original_max_position_embeddings").asDouble(c.maxPositionEmbeddings());
-                double fast = s.path("beta_fast").asDouble(32), slow = s.path("beta_slow").asDouble(1);
+                double fast = s.path("beta_fast").asDouble(32),
+                        slow = s.path("beta_slow").asDouble(1);
                 // The pair index at which a frequency turns `r` times over the original context.
                 DoubleUnaryOperator pairTurning =
                         r -> hd * Math.log(orig / (2 * Math.PI * r)) / (2 * Math.log(c.ropeTheta()));
@@ -215,7 +219,7 @@ final class ReferenceLlama {
                 double interpolated = Math.min(1, Math.max(0, (i - low) / (high - low)));
                 freq = interpolated * freq / factor + (1 - interpolated) * freq;
             }
-            default -> { }
+            default -> {}
         }
         return freq;
     }
@@ -228,7 +232,8 @@ final class ReferenceLlama {
         double factor = s.get("factor").asDouble();
         DoubleUnaryOperator mscale = m -> factor <= 1 ? 1 : 0.1 * m * Math.log(factor) + 1;
         if (s.has("mscale") && s.has("mscale_all_dim")) {
-            return mscale.applyAsDouble(s.get("mscale").asDouble()) / mscale.applyAsDouble(s.get("mscale_all_dim").asDouble());
+            return mscale.applyAsDouble(s.get("mscale").asDouble())
+                    / mscale.applyAsDouble(s.get("mscale_all_dim").asDouble());
         }
         return mscale.applyAsDouble(1);
     }

@@ -7,12 +7,12 @@ import dev.patchbay.engine.exec.Batch;
 import dev.patchbay.engine.exec.ScheduledSequence;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.Arrays;
 
 class SamplingTest {
     @TempDir
@@ -36,7 +36,8 @@ class SamplingTest {
         assertThat(Sampler.sample(logits, params(0, 1, -1), new Random(1))).isEqualTo(best);
         for (int i = 0; i < 20; i++) {
             assertThat(Sampler.sample(logits, params(1, 1, 1), new Random(i))).isEqualTo(best);
-            assertThat(Sampler.sample(logits, params(1, 1e-6, -1), new Random(i))).isEqualTo(best);
+            assertThat(Sampler.sample(logits, params(1, 1e-6, -1), new Random(i)))
+                    .isEqualTo(best);
         }
     }
 
@@ -87,7 +88,8 @@ class SamplingTest {
 
     @Test
     void filteringACandidateSetEqualsSortingTheWholeVocabulary() {
-        List<SamplingParams> cases = List.of(params(0.8, 0.9, -1), params(1, 0.5, 50), params(1.2, 1, 5), params(2, 0.95, 1000));
+        List<SamplingParams> cases =
+                List.of(params(0.8, 0.9, -1), params(1, 0.5, 50), params(1.2, 1, 5), params(2, 0.95, 1000));
         for (int v = 0; v < 20; v++) {
             float[] logits = randomLogits(3000, 100 + v);
             for (SamplingParams p : cases) {
@@ -117,7 +119,9 @@ class SamplingTest {
         List<Integer> out = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             ScheduledSequence s = new ScheduledSequence(1, tokens, pos, blocks, -1, true, p, rng, tokens, i);
-            int next = model.executor().execute(new Batch(List.of(s), tokens.length, 0, 1, 0, 4)).nextTokens()[0];
+            int next = model.executor()
+                    .execute(new Batch(List.of(s), tokens.length, 0, 1, 0, 4))
+                    .nextTokens()[0];
             out.add(next);
             pos += tokens.length;
             tokens = new int[] {next};

@@ -4,17 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.exec.ScheduledSequence;
+import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.IntStream;
-import java.util.Arrays;
 
 /** Builds scheduled sequences and compares logits. */
 final class Steps {
     private Steps() {}
 
     static ScheduledSequence seq(long id, int[] tokens, int start, int[] blocks, int slot, boolean sample) {
-        return new ScheduledSequence(id, tokens, start, blocks, slot, sample, SamplingParams.greedy(16), new Random(id),
-                tokens, 0);
+        return new ScheduledSequence(
+                id, tokens, start, blocks, slot, sample, SamplingParams.greedy(16), new Random(id), tokens, 0);
     }
 
     static int[] range(int from, int count) {

@@ -1,6 +1,7 @@
 package dev.patchbay.model;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.engine.format.Safetensors;
 import dev.patchbay.engine.format.SafetensorsWriter;
 import java.io.IOException;
@@ -11,7 +12,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /** Rewrites generated models: merged LoRA weights, widened dtypes, edited config fields. */
 final class TestModels {
@@ -24,7 +24,8 @@ final class TestModels {
         byte[] bytes = Files.readAllBytes(file);
         Map<String, float[]> out = new LinkedHashMap<>();
         for (Safetensors.TensorInfo t : st.tensors().values()) {
-            ByteBuffer b = ByteBuffer.wrap(bytes, (int) (st.dataStart() + t.begin()), (int) t.byteSize()).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer b = ByteBuffer.wrap(bytes, (int) (st.dataStart() + t.begin()), (int) t.byteSize())
+                    .order(ByteOrder.LITTLE_ENDIAN);
             float[] v = new float[(int) t.numElements()];
             for (int i = 0; i < v.length; i++) {
                 v[i] = switch (t.dtype()) {
@@ -47,7 +48,8 @@ final class TestModels {
         w.write(modelDir.resolve("model.safetensors"));
         for (String f : SIDE_FILES) Files.copy(from.resolve(f), modelDir.resolve(f));
         // The copy is F32 now, whatever the original said.
-        var config = (ObjectNode) new ObjectMapper().readTree(modelDir.resolve("config.json").toFile());
+        var config = (ObjectNode)
+                new ObjectMapper().readTree(modelDir.resolve("config.json").toFile());
         config.put("torch_dtype", "float32");
         new ObjectMapper().writeValue(modelDir.resolve("config.json").toFile(), config);
     }
@@ -68,7 +70,8 @@ final class TestModels {
     static void mergeAdapter(Path model, Path adapter, Path out) throws IOException {
         Map<String, float[]> w = readF32(model.resolve("model.safetensors"));
         Map<String, float[]> lora = readF32(adapter.resolve("adapter_model.safetensors"));
-        var cfg = new ObjectMapper().readTree(adapter.resolve("adapter_config.json").toFile());
+        var cfg = new ObjectMapper()
+                .readTree(adapter.resolve("adapter_config.json").toFile());
         int r = cfg.get("r").asInt();
         double scale = cfg.get("lora_alpha").asDouble() / r;
         for (var e : lora.entrySet()) {
@@ -94,7 +97,8 @@ final class TestModels {
         Path weights = adapter.resolve("adapter_model.safetensors");
         Safetensors shapes = Safetensors.readHeader(weights);
         SafetensorsWriter w = new SafetensorsWriter();
-        readF32(weights).forEach((name, v) -> w.addF32(name, shapes.tensors().get(name).shape(), v));
+        readF32(weights)
+                .forEach((name, v) -> w.addF32(name, shapes.tensors().get(name).shape(), v));
         w.write(out.resolve("adapter_model.safetensors"));
         Files.copy(adapter.resolve("adapter_config.json"), out.resolve("adapter_config.json"));
     }

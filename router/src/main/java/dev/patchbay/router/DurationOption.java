@@ -1,9 +1,8 @@
 package dev.patchbay.router;
 
-import picocli.CommandLine;
-
 import java.time.Duration;
 import java.util.Locale;
+import picocli.CommandLine;
 
 /**
  * The one reading of a duration flag for every command ({@code route}, {@code simulate}): a number with a unit,
@@ -40,9 +39,10 @@ public final class DurationOption implements CommandLine.ITypeConverter<Duration
             unitNanos = 3_600_000_000_000L;
             suffix = 1;
         } else {
-            throw new IllegalArgumentException(t.matches("[0-9.]+")
-                    ? "'" + text + "' has no unit; " + EXAMPLES
-                    : "not a duration: '" + text + "'; " + EXAMPLES);
+            throw new IllegalArgumentException(
+                    t.matches("[0-9.]+")
+                            ? "'" + text + "' has no unit; " + EXAMPLES
+                            : "not a duration: '" + text + "'; " + EXAMPLES);
         }
         String number = t.substring(0, t.length() - suffix).trim();
         double amount;

@@ -4,26 +4,32 @@ import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.router.pool.EndpointsFile;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.io.IOException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /** {@code patchbay route}: runs the standalone router until the process is stopped. */
-@Command(name = "route", mixinStandardHelpOptions = true,
+@Command(
+        name = "route",
+        mixinStandardHelpOptions = true,
         description = "Route OpenAI requests over a pool of model servers, keeping LoRA adapters where they live.")
 public final class RouteCommand implements Callable<Integer> {
-    @Option(names = "--endpoints", split = ",", paramLabel = "HOST:PORT",
+    @Option(
+            names = "--endpoints",
+            split = ",",
+            paramLabel = "HOST:PORT",
             description = "Model servers, comma-separated.")
     List<String> endpoints;
 
-    @Option(names = "--endpoints-file", paramLabel = "FILE",
+    @Option(
+            names = "--endpoints-file",
+            paramLabel = "FILE",
             description = "File listing model servers (host:port per line or comma-separated; # comments); "
                     + "re-read when it changes.")
     Path endpointsFile;
@@ -31,38 +37,61 @@ public final class RouteCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "8080", description = "Port to listen on (default ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to listen on (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--host",
+            defaultValue = "0.0.0.0",
+            description = "Address to listen on (default ${DEFAULT-VALUE}).")
     String host;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "JSON file: profile, profile file, weights, thresholds, rewrites.")
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
+            description = "JSON file: profile, profile file, weights, thresholds, rewrites.")
     Path config;
 
-    @Option(names = "--scrape-interval", defaultValue = "50ms", converter = DurationOption.class,
+    @Option(
+            names = "--scrape-interval",
+            defaultValue = "50ms",
+            converter = DurationOption.class,
             description = "How often to read every server's metrics (default ${DEFAULT-VALUE}).")
     Duration scrapeInterval;
 
-    @Option(names = "--staleness", defaultValue = "200ms", converter = DurationOption.class,
-            description = "Age after which a server's data is stale and it gets no requests (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--staleness",
+            defaultValue = "200ms",
+            converter = DurationOption.class,
+            description =
+                    "Age after which a server's data is stale and it gets no requests (default ${DEFAULT-VALUE}).")
     Duration staleness;
 
-    @Option(names = "--max-staleness", paramLabel = "DURATION", converter = DurationOption.class,
+    @Option(
+            names = "--max-staleness",
+            paramLabel = "DURATION",
+            converter = DurationOption.class,
             description = "When no server's data is fresh (a busy host slows every scrape), route on the freshest "
                     + "last good data no older than this, rather than refuse; servers whose scrape failed are still "
                     + "left out. At least --staleness (default 5s, or --staleness if longer).")
     Duration maxStaleness;
 
-    @Option(names = "--served-models-interval", paramLabel = "DURATION", converter = DurationOption.class,
+    @Option(
+            names = "--served-models-interval",
+            paramLabel = "DURATION",
+            converter = DurationOption.class,
             description = "How often to read every server's /v1/models: a model some server lists goes only to the "
                     + "servers that list it (and those whose list is not known); 0s reads none. Default: "
                     + "servedModelsInterval in --config, else 1s.")
     Duration servedModelsInterval;
 
-    @Option(names = "--ext-proc-port", paramLabel = "PORT",
+    @Option(
+            names = "--ext-proc-port",
+            paramLabel = "PORT",
             description = "Also serve Envoy's external processor (gRPC, the Endpoint Picker Protocol) on this port; "
                     + "the gateway's endpoint picker uses 9002. Off unless given.")
     Integer extProcPort;
 
-    @Option(names = "--grpc-health-port", paramLabel = "PORT",
+    @Option(
+            names = "--grpc-health-port",
+            paramLabel = "PORT",
             description = "Also serve the external processor's gRPC health services (liveness, readiness) on a port "
                     + "of their own, as the gateway's endpoint picker does on 9003; they are on the ext_proc port "
                     + "too. Needs --ext-proc-port. Off unless given.")
@@ -83,10 +112,13 @@ public final class RouteCommand implements Callable<Integer> {
             commandLine().getErr().println("cannot start the router on " + host + ":" + port + ": " + e.getMessage());
             return 1;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            router.stop();
-            stopped.countDown();
-        }, "patchbay-router-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            router.stop();
+                            stopped.countDown();
+                        },
+                        "patchbay-router-shutdown"));
         System.err.println("patchbay router listening on " + host + ":" + router.port()
                 + (extProcPort == null ? "" : ", ext_proc (gRPC) on " + host + ":" + router.extProcPort())
                 + (grpcHealthPort == null ? "" : ", gRPC health on " + host + ":" + router.healthPort())
@@ -102,13 +134,15 @@ public final class RouteCommand implements Callable<Integer> {
 
     RouterOptions options() throws Exception {
         if ((endpoints == null || endpoints.isEmpty()) == (endpointsFile == null)) {
-            throw new CommandLine.ParameterException(commandLine(),
-                    "give exactly one of --endpoints and --endpoints-file");
+            throw new CommandLine.ParameterException(
+                    commandLine(), "give exactly one of --endpoints and --endpoints-file");
         }
         EndpointSource source;
         try {
-            source = endpointsFile != null ? new EndpointsFile(endpointsFile)
-                    : EndpointSource.of(endpoints.stream().map(Endpoint::parse).distinct().toList());
+            source = endpointsFile != null
+                    ? new EndpointsFile(endpointsFile)
+                    : EndpointSource.of(
+                            endpoints.stream().map(Endpoint::parse).distinct().toList());
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }
@@ -119,11 +153,18 @@ public final class RouteCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }
         try {
-            return new RouterOptions(host, port, source, routerConfig, scrapeInterval, staleness,
+            return new RouterOptions(
+                    host,
+                    port,
+                    source,
+                    routerConfig,
+                    scrapeInterval,
+                    staleness,
                     maxStaleness == null ? RouterOptions.defaultMaxStaleness(staleness) : maxStaleness,
                     extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort,
                     grpcHealthPort == null ? RouterOptions.NO_EXT_PROC : grpcHealthPort,
-                    servedModelsInterval != null ? servedModelsInterval
+                    servedModelsInterval != null
+                            ? servedModelsInterval
                             : RouterOptions.servedModelsInterval(routerConfig));
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
@@ -133,5 +174,4 @@ public final class RouteCommand implements Callable<Integer> {
     private CommandLine commandLine() {
         return spec != null ? spec.commandLine() : new CommandLine(this);
     }
-
 }

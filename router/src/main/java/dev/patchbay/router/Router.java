@@ -17,7 +17,6 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.ServerResponseHeaders;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
-
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpClient;
@@ -42,14 +41,22 @@ public final class Router implements AutoCloseable {
 
     public Router(RouterOptions options) {
         this.options = options;
-        Random random = options.config().seed() == null ? new Random() : new Random(options.config().seed());
+        Random random = options.config().seed() == null
+                ? new Random()
+                : new Random(options.config().seed());
         // Separate clients: scrapes never queue behind long streamed answers, and a connection a
         // scrape left open is never what a proxied request finds dead.
         proxyClient = newClient(options);
         scrapeClient = newClient(options);
         MetricsFetcher fetcher = new MetricsFetcher(scrapeClient, options.staleness());
-        pool = new EndpointPool(options.endpoints(), EndpointPool.pages(fetcher::fetch), options.scrapeInterval(),
-                options.staleness(), options.maxStaleness(), metrics::scrapeFailed, System::nanoTime);
+        pool = new EndpointPool(
+                options.endpoints(),
+                EndpointPool.pages(fetcher::fetch),
+                options.scrapeInterval(),
+                options.staleness(),
+                options.maxStaleness(),
+                metrics::scrapeFailed,
+                System::nanoTime);
         Duration listInterval = options.servedModelsInterval();
         if (!listInterval.isZero()) {
             // bounded by the interval: at most one list fetch per endpoint is in flight anyway
@@ -93,8 +100,7 @@ public final class Router implements AutoCloseable {
                         handlers.addHandler(type, Router::openAiError);
                     }
                 })
-                .routing(routing -> routing
-                        .post("/v1/completions", proxy::handleModelRequest)
+                .routing(routing -> routing.post("/v1/completions", proxy::handleModelRequest)
                         .post("/v1/chat/completions", proxy::handleModelRequest)
                         .get("/v1/models", proxy::handleModels)
                         .get("/metrics", (req, res) -> {
@@ -111,26 +117,35 @@ public final class Router implements AutoCloseable {
         if (!server.isRunning() || server.port() < 0) {
             server = null;
             pool.close();
-            throw new IllegalStateException("cannot listen on " + options.host() + ":" + options.port()
-                    + " (address in use or not available)");
+            throw new IllegalStateException(
+                    "cannot listen on " + options.host() + ":" + options.port() + " (address in use or not available)");
         }
         if (options.extProcPort() != RouterOptions.NO_EXT_PROC) {
             try {
-                extProc = ExtProcServer.start(options.host(), options.extProcPort(), options.healthPort(),
-                        new ExtProcService(lifecycle, metrics), pool::synced);
+                extProc = ExtProcServer.start(
+                        options.host(),
+                        options.extProcPort(),
+                        options.healthPort(),
+                        new ExtProcService(lifecycle, metrics),
+                        pool::synced);
             } catch (IOException e) {
                 stop();
-                throw new IllegalStateException("cannot listen for ext_proc on " + options.host() + ":"
-                        + options.extProcPort() + ": " + e.getMessage(), e);
+                throw new IllegalStateException(
+                        "cannot listen for ext_proc on " + options.host() + ":" + options.extProcPort() + ": "
+                                + e.getMessage(),
+                        e);
             }
         }
         return this;
     }
 
     /** Helidon's own errors in OpenAI's shape; a server error says only its status, not what went wrong inside. */
-    private static DirectHandler.TransportResponse openAiError(DirectHandler.TransportRequest request,
-                                                               DirectHandler.EventType type, Status status,
-                                                               ServerResponseHeaders headers, String message) {
+    private static DirectHandler.TransportResponse openAiError(
+            DirectHandler.TransportRequest request,
+            DirectHandler.EventType type,
+            Status status,
+            ServerResponseHeaders headers,
+            String message) {
         String text = message == null || message.isBlank() || status.code() >= 500 ? status.reasonPhrase() : message;
         return DirectHandler.TransportResponse.builder()
                 .status(status)

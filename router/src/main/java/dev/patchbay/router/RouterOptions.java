@@ -3,7 +3,6 @@ package dev.patchbay.router;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
-
 import java.time.Duration;
 
 /**
@@ -29,9 +28,17 @@ import java.time.Duration;
  *                       constructors without it take the config's {@code servedModelsInterval}, else
  *                       {@link #DEFAULT_SERVED_MODELS_INTERVAL}
  */
-public record RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
-                            Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort,
-                            int healthPort, Duration servedModelsInterval) {
+public record RouterOptions(
+        String host,
+        int port,
+        EndpointSource endpoints,
+        RouterConfig config,
+        Duration scrapeInterval,
+        Duration staleness,
+        Duration maxStaleness,
+        int extProcPort,
+        int healthPort,
+        Duration servedModelsInterval) {
     public static final int NO_EXT_PROC = -1;
     public static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(50);
     /**
@@ -39,6 +46,7 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
      * adapter loaded at run time is sent requests a second after its load at most.
      */
     public static final Duration DEFAULT_SERVED_MODELS_INTERVAL = Duration.ofSeconds(1);
+
     public static final Duration DEFAULT_STALENESS = Duration.ofMillis(200);
     public static final Duration DEFAULT_MAX_STALENESS = EndpointPool.DEFAULT_MAX_STALENESS;
 
@@ -66,10 +74,26 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
     }
 
     /** The served models interval of {@code config}, else {@link #DEFAULT_SERVED_MODELS_INTERVAL}. */
-    public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
-                         Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort,
-                         int healthPort) {
-        this(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, extProcPort, healthPort,
+    public RouterOptions(
+            String host,
+            int port,
+            EndpointSource endpoints,
+            RouterConfig config,
+            Duration scrapeInterval,
+            Duration staleness,
+            Duration maxStaleness,
+            int extProcPort,
+            int healthPort) {
+        this(
+                host,
+                port,
+                endpoints,
+                config,
+                scrapeInterval,
+                staleness,
+                maxStaleness,
+                extProcPort,
+                healthPort,
                 servedModelsInterval(config));
     }
 
@@ -79,20 +103,38 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
     }
 
     /** No health port of its own. */
-    public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
-                         Duration scrapeInterval, Duration staleness, Duration maxStaleness, int extProcPort) {
+    public RouterOptions(
+            String host,
+            int port,
+            EndpointSource endpoints,
+            RouterConfig config,
+            Duration scrapeInterval,
+            Duration staleness,
+            Duration maxStaleness,
+            int extProcPort) {
         this(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, extProcPort, NO_EXT_PROC);
     }
 
     /** Max staleness {@link #defaultMaxStaleness}. */
-    public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
-                         Duration scrapeInterval, Duration staleness, int extProcPort) {
+    public RouterOptions(
+            String host,
+            int port,
+            EndpointSource endpoints,
+            RouterConfig config,
+            Duration scrapeInterval,
+            Duration staleness,
+            int extProcPort) {
         this(host, port, endpoints, config, scrapeInterval, staleness, defaultMaxStaleness(staleness), extProcPort);
     }
 
     /** Without an external processor; max staleness {@link #defaultMaxStaleness}. */
-    public RouterOptions(String host, int port, EndpointSource endpoints, RouterConfig config,
-                         Duration scrapeInterval, Duration staleness) {
+    public RouterOptions(
+            String host,
+            int port,
+            EndpointSource endpoints,
+            RouterConfig config,
+            Duration scrapeInterval,
+            Duration staleness) {
         this(host, port, endpoints, config, scrapeInterval, staleness, NO_EXT_PROC);
     }
 
@@ -103,30 +145,57 @@ public record RouterOptions(String host, int port, EndpointSource endpoints, Rou
 
     /** Loopback, a free port, default config and timings, no external processor. */
     public static RouterOptions of(EndpointSource endpoints) {
-        return new RouterOptions("127.0.0.1", 0, endpoints, RouterConfig.DEFAULT, DEFAULT_SCRAPE_INTERVAL,
-                DEFAULT_STALENESS);
+        return new RouterOptions(
+                "127.0.0.1", 0, endpoints, RouterConfig.DEFAULT, DEFAULT_SCRAPE_INTERVAL, DEFAULT_STALENESS);
     }
 
     /** The new config, with its served models interval ({@link #servedModelsInterval(RouterConfig)}). */
     public RouterOptions withConfig(RouterConfig newConfig) {
-        return new RouterOptions(host, port, endpoints, newConfig, scrapeInterval, staleness, maxStaleness,
-                extProcPort, healthPort);
+        return new RouterOptions(
+                host, port, endpoints, newConfig, scrapeInterval, staleness, maxStaleness, extProcPort, healthPort);
     }
 
     public RouterOptions withServedModelsInterval(Duration interval) {
-        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness,
-                extProcPort, healthPort, interval);
+        return new RouterOptions(
+                host,
+                port,
+                endpoints,
+                config,
+                scrapeInterval,
+                staleness,
+                maxStaleness,
+                extProcPort,
+                healthPort,
+                interval);
     }
 
     /** New interval and staleness; the max staleness is raised to the staleness if it falls short. */
     public RouterOptions withTimings(Duration newInterval, Duration newStaleness) {
         Duration max = maxStaleness.compareTo(newStaleness) < 0 ? newStaleness : maxStaleness;
-        return new RouterOptions(host, port, endpoints, config, newInterval, newStaleness, max, extProcPort,
-                healthPort, servedModelsInterval);
+        return new RouterOptions(
+                host,
+                port,
+                endpoints,
+                config,
+                newInterval,
+                newStaleness,
+                max,
+                extProcPort,
+                healthPort,
+                servedModelsInterval);
     }
 
     public RouterOptions withExtProcPort(int newPort) {
-        return new RouterOptions(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, newPort,
-                healthPort, servedModelsInterval);
+        return new RouterOptions(
+                host,
+                port,
+                endpoints,
+                config,
+                scrapeInterval,
+                staleness,
+                maxStaleness,
+                newPort,
+                healthPort,
+                servedModelsInterval);
     }
 }

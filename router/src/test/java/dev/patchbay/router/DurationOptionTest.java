@@ -1,12 +1,11 @@
 package dev.patchbay.router;
 
-import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
-
-import java.time.Duration;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 class DurationOptionTest {
     @Test
@@ -21,16 +20,21 @@ class DurationOptionTest {
 
     @Test
     void aBareNumberIsRefusedWithAMessageThatAsksForAUnit() {
-        assertThatThrownBy(() -> DurationOption.parse("50")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("no unit").hasMessageContaining("50ms");
+        assertThatThrownBy(() -> DurationOption.parse("50"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no unit")
+                .hasMessageContaining("50ms");
         assertThatThrownBy(() -> new DurationOption().convert("2.5"))
-                .isInstanceOf(CommandLine.TypeConversionException.class).hasMessageContaining("no unit");
+                .isInstanceOf(CommandLine.TypeConversionException.class)
+                .hasMessageContaining("no unit");
     }
 
     @Test
     void nonsenseAndNegativesAreRefused() {
         for (String bad : new String[] {"soon", "-1s", "ms", "1e3s", "NaNs", "1..2s", "ten minutes"}) {
-            assertThatThrownBy(() -> DurationOption.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> DurationOption.parse(bad))
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("e.g. 50ms");
         }
     }

@@ -29,7 +29,9 @@ final class AdapterAdmin {
         String name = JsonFields.string(body.get("lora_name"), "lora_name");
         String path = JsonFields.string(body.get("lora_path"), "lora_path");
         boolean pinned = JsonFields.bool(body.get("pinned"), "pinned", false);
-        JsonFields.bool(body.get("load_inplace"), "load_inplace"); // vLLM's field, checked only: a loaded name is a conflict here
+        JsonFields.bool(
+                body.get("load_inplace"),
+                "load_inplace"); // vLLM's field, checked only: a loaded name is a conflict here
         if (name == null || name.isBlank() || path == null || path.isBlank()) {
             throw ApiException.badRequest("Both 'lora_name' and 'lora_path' must be provided.");
         }

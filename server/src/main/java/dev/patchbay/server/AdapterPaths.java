@@ -45,7 +45,9 @@ final class AdapterPaths {
             throw new AdapterException(Kind.NOT_FOUND, "No adapter found for " + requested);
         }
         for (Path root : roots) if (real.startsWith(root)) return real;
-        throw new AdapterException(Kind.INVALID, "The adapter path " + requested
-                + " is outside the directories allowed for adapters (--lora-allowed-dirs)");
+        throw new AdapterException(
+                Kind.INVALID,
+                "The adapter path " + requested
+                        + " is outside the directories allowed for adapters (--lora-allowed-dirs)");
     }
 }

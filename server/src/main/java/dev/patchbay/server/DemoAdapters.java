@@ -20,7 +20,8 @@ final class DemoAdapters {
     }
 
     /** Writes (or reuses) {@code count} adapters under {@code root}; returns name and directory of each. */
-    static List<ServerOptions.LoraModule> write(Path root, int count, ModelConfig base, String baseName) throws IOException {
+    static List<ServerOptions.LoraModule> write(Path root, int count, ModelConfig base, String baseName)
+            throws IOException {
         List<ServerOptions.LoraModule> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             String name = i < NAMES.size() ? NAMES.get(i) : "demo-lora-" + i;

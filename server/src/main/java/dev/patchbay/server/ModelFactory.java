@@ -14,14 +14,21 @@ final class ModelFactory {
 
     static Model create(ServerOptions o) throws PatchbayServer.StartupException {
         if (o.simulated()) {
-            return new SimModel(o.servedName(), SimModel.DEFAULT_CONFIG, o.simLatency(), o.simText(), o.simEosProbability());
+            return new SimModel(
+                    o.servedName(), SimModel.DEFAULT_CONFIG, o.simLatency(), o.simText(), o.simEosProbability());
         }
         Path dir = Path.of(o.model());
         if (!Files.isDirectory(dir)) {
-            throw new PatchbayServer.StartupException("--model " + o.model() + " is neither a directory nor sim:<name>", null);
+            throw new PatchbayServer.StartupException(
+                    "--model " + o.model() + " is neither a directory nor sim:<name>", null);
         }
         try {
-            return LlamaModel.load(dir, kvBudget(o), o.blockSize(), o.maxLoras(), Runtime.getRuntime().availableProcessors(),
+            return LlamaModel.load(
+                    dir,
+                    kvBudget(o),
+                    o.blockSize(),
+                    o.maxLoras(),
+                    Runtime.getRuntime().availableProcessors(),
                     System.err);
         } catch (IOException e) {
             throw new PatchbayServer.StartupException("cannot load model from " + dir + ": " + e.getMessage(), e);
@@ -32,7 +39,7 @@ final class ModelFactory {
     static KvCacheBudget kvBudget(ServerOptions o) {
         if (o.numKvBlocks() != null) return new KvCacheBudget.Blocks(o.numKvBlocks());
         if (o.kvCacheMemoryBytes() != null) return new KvCacheBudget.Bytes(o.kvCacheMemoryBytes());
-        return new KvCacheBudget.HeapShare(o.gpuMemoryUtilization(), Runtime.getRuntime().maxMemory(),
-                o.maxNumBatchedTokens(), o.maxNumSeqs());
+        return new KvCacheBudget.HeapShare(
+                o.gpuMemoryUtilization(), Runtime.getRuntime().maxMemory(), o.maxNumBatchedTokens(), o.maxNumSeqs());
     }
 }

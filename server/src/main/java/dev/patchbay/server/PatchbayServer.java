@@ -66,9 +66,11 @@ public final class PatchbayServer {
     private WebServer web;
     /** Ticks the stats line; null with {@code --disable-log-stats}. */
     private ScheduledExecutorService statsLogging;
+
     private volatile boolean stopping;
     /** Guards {@link #handling}: API handlers running now, so a graceful stop waits for their last bytes. */
     private final Object handlersLock = new Object();
+
     private int handling;
 
     private PatchbayServer(ServerOptions options, Engine engine, EngineMetrics metrics, AdapterPaths paths) {
@@ -117,7 +119,9 @@ public final class PatchbayServer {
 
     /** The context the engine allows: {@code --max-model-len}, else the model's own limit. */
     static int maxModelLen(ServerOptions options, Model model) {
-        return options.maxModelLen() != null ? options.maxModelLen() : model.config().maxPositionEmbeddings();
+        return options.maxModelLen() != null
+                ? options.maxModelLen()
+                : model.config().maxPositionEmbeddings();
     }
 
     /**
@@ -129,9 +133,11 @@ public final class PatchbayServer {
         int blocks = held.orElse(options.numKvBlocks() != null ? options.numKvBlocks() : SIMULATED_KV_BLOCKS);
         if (held.isPresent() && options.numKvBlocks() == null && (long) blocks * options.blockSize() < maxModelLen) {
             // As vLLM refuses to start: a request of max_model_len tokens could never be scheduled.
-            throw new StartupException("the KV cache's " + blocks + " blocks of " + options.blockSize() + " tokens hold "
-                    + (long) blocks * options.blockSize() + " tokens, fewer than max_model_len " + maxModelLen
-                    + "; give it more memory (-Xmx, --gpu-memory-utilization, --kv-cache-memory-bytes) or lower --max-model-len", null);
+            throw new StartupException(
+                    "the KV cache's " + blocks + " blocks of " + options.blockSize() + " tokens hold "
+                            + (long) blocks * options.blockSize() + " tokens, fewer than max_model_len " + maxModelLen
+                            + "; give it more memory (-Xmx, --gpu-memory-utilization, --kv-cache-memory-bytes) or lower --max-model-len",
+                    null);
         }
         return blocks;
     }
@@ -139,13 +145,21 @@ public final class PatchbayServer {
     /** The engine's settings from the serve options; an IllegalArgumentException names a value the engine refuses. */
     static EngineConfig engineConfig(ServerOptions options, int maxModelLen, int kvBlocks) {
         return EngineConfig.builder(options.servedName())
-                .maxNumSeqs(options.maxNumSeqs()).maxNumBatchedTokens(options.maxNumBatchedTokens())
+                .maxNumSeqs(options.maxNumSeqs())
+                .maxNumBatchedTokens(options.maxNumBatchedTokens())
                 .maxModelLen(maxModelLen)
-                .blockSize(options.blockSize()).numKvBlocks(kvBlocks)
-                .enablePrefixCaching(options.enablePrefixCaching()).enableLora(options.enableLora())
-                .maxLoras(options.maxLoras()).maxCpuLoras(options.maxCpuLoras()).maxLoraRank(options.maxLoraRank())
-                .loraDtype(options.loraDtype()).maxWaitingRequests(options.maxWaitingRequests()).seed(options.seed())
-                .maxLogprobs(options.maxLogprobs()).build();
+                .blockSize(options.blockSize())
+                .numKvBlocks(kvBlocks)
+                .enablePrefixCaching(options.enablePrefixCaching())
+                .enableLora(options.enableLora())
+                .maxLoras(options.maxLoras())
+                .maxCpuLoras(options.maxCpuLoras())
+                .maxLoraRank(options.maxLoraRank())
+                .loraDtype(options.loraDtype())
+                .maxWaitingRequests(options.maxWaitingRequests())
+                .seed(options.seed())
+                .maxLogprobs(options.maxLogprobs())
+                .build();
     }
 
     /** The metrics' settings: the engine's, and the serve options that shape the page. */
@@ -163,7 +177,8 @@ public final class PatchbayServer {
         if (options.demoAdapters() > 0) {
             Path demoRoot = DemoAdapters.defaultRoot();
             try {
-                modules.addAll(DemoAdapters.write(demoRoot, options.demoAdapters(), model.config(), options.servedName()));
+                modules.addAll(
+                        DemoAdapters.write(demoRoot, options.demoAdapters(), model.config(), options.servedName()));
             } catch (IOException e) {
                 throw new StartupException("cannot write demo adapters under " + demoRoot + ": " + e.getMessage(), e);
             }
@@ -180,7 +195,8 @@ public final class PatchbayServer {
         if (allowed.isEmpty()) {
             allowed.add(Path.of("").toAbsolutePath());
             if (options.loraResolverDir() != null) allowed.add(options.loraResolverDir());
-            for (ServerOptions.LoraModule m : modules) allowed.add(m.path().toAbsolutePath().getParent());
+            for (ServerOptions.LoraModule m : modules)
+                allowed.add(m.path().toAbsolutePath().getParent());
         }
         return new AdapterPaths(List.copyOf(allowed));
     }
@@ -202,7 +218,8 @@ public final class PatchbayServer {
     /** The periodic stats line ({@link StatsLogger}), on a daemon thread of its own. */
     private void logStats(long intervalNanos) {
         StatsLogger logger = StatsLogger.toLog(engine::snapshot, clock);
-        statsLogging = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("stats-logger").daemon(true).factory());
+        statsLogging = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("stats-logger").daemon(true).factory());
         statsLogging.scheduleAtFixedRate(logger::tick, intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
     }
 
@@ -214,8 +231,14 @@ public final class PatchbayServer {
     private WebServer serveHttp() {
         // TCP_NODELAY: without it a response written in several segments waits on the client's delayed ACK
         // (~40 ms per /metrics page and per streamed token burst).
-        return WebServer.builder().host(options.host()).port(options.port()).shutdownHook(false)
-                .connectionOptions(o -> o.tcpNoDelay(true)).routing(this::routes).build().start();
+        return WebServer.builder()
+                .host(options.host())
+                .port(options.port())
+                .shutdownHook(false)
+                .connectionOptions(o -> o.tcpNoDelay(true))
+                .routing(this::routes)
+                .build()
+                .start();
     }
 
     private void loadStatic(ServerOptions.LoraModule m) throws StartupException {
@@ -223,7 +246,8 @@ public final class PatchbayServer {
             EngineErrors.awaitLoad(m.name(), engine.loadAdapter(m.name(), m.path(), false));
             staticAdapters.add(m);
         } catch (AdapterException e) {
-            throw new StartupException("cannot load LoRA adapter '" + m.name() + "' from " + m.path() + ": " + e.getMessage(), e);
+            throw new StartupException(
+                    "cannot load LoRA adapter '" + m.name() + "' from " + m.path() + ": " + e.getMessage(), e);
         } catch (ApiException e) {
             throw new StartupException(e.getMessage(), e); // it names the adapter
         }
@@ -234,7 +258,9 @@ public final class PatchbayServer {
             if (stopping) Http.sendError(res, 503, "The server is shutting down", null);
             else res.send();
         });
-        r.get("/version", (req, res) -> Http.sendJson(res, Http.JSON.createObjectNode().put("version", VERSION)));
+        r.get(
+                "/version",
+                (req, res) -> Http.sendJson(res, Http.JSON.createObjectNode().put("version", VERSION)));
         r.get("/metrics", this::metrics);
         r.get("/v1/models", api(this::models));
         r.post("/v1/completions", api((req, res) -> generation.handle(req, res, false)));
@@ -247,10 +273,14 @@ public final class PatchbayServer {
             r.post("/v1/load_lora_adapter", api(admin::load));
             r.post("/v1/unload_lora_adapter", api(admin::unload));
         }
-        Handler notFound = (req, res) -> Http.sendError(res, 404, "Not Found: " + req.prologue().method() + " "
-                + req.path().path(), null);
+        Handler notFound = (req, res) -> Http.sendError(
+                res,
+                404,
+                "Not Found: " + req.prologue().method() + " " + req.path().path(),
+                null);
         Handler guardedNotFound = api(notFound);
-        // Under /v1 the key is checked first, as vLLM does, so which routes exist stays hidden from a caller without it.
+        // Under /v1 the key is checked first, as vLLM does, so which routes exist stays hidden from a caller without
+        // it.
         r.any((req, res) -> (isApiPath(req.path().path()) ? guardedNotFound : notFound).handle(req, res));
     }
 
@@ -275,8 +305,12 @@ public final class PatchbayServer {
                 handling++;
             }
             try {
-                if (needsKey && apiKey != null && !apiKey.accepts(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
-                    throw new ApiException(401, "Unauthorized: a valid 'Authorization: Bearer <key>' header is required");
+                if (needsKey
+                        && apiKey != null
+                        && !apiKey.accepts(
+                                req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) {
+                    throw new ApiException(
+                            401, "Unauthorized: a valid 'Authorization: Bearer <key>' header is required");
                 }
                 if (stopping) throw EngineErrors.shuttingDown();
                 h.handle(req, res);
@@ -287,7 +321,10 @@ public final class PatchbayServer {
                 }
             } catch (RuntimeException e) {
                 // The exception's text describes the server's insides: the operator's log gets it, the client does not.
-                LOG.log(System.Logger.Level.ERROR, "request " + req.prologue().method() + " " + req.path().path() + " failed", e);
+                LOG.log(
+                        System.Logger.Level.ERROR,
+                        "request " + req.prologue().method() + " " + req.path().path() + " failed",
+                        e);
                 if (!res.isSent()) Http.sendError(res, 500, "Internal server error", null);
             } finally {
                 synchronized (handlersLock) {
@@ -299,7 +336,9 @@ public final class PatchbayServer {
 
     private void metrics(ServerRequest req, ServerResponse res) {
         List<String> names = req.query().all("name[]", List::of);
-        Scrape s = metrics.scrape(new LinkedHashSet<>(names), req.headers().first(HeaderNames.ACCEPT).orElse(null));
+        Scrape s = metrics.scrape(
+                new LinkedHashSet<>(names),
+                req.headers().first(HeaderNames.ACCEPT).orElse(null));
         res.header(HeaderNames.CONTENT_TYPE, s.contentType());
         res.contentLength(s.size());
         // Streams the page's parts without joining them into one array (1.3 MB at 1000 adapters).
@@ -415,15 +454,19 @@ public final class PatchbayServer {
         String host = options.host().equals("0.0.0.0") ? "localhost" : options.host();
         String url = "http://" + host + ":" + port();
         String auth = options.apiKey() == null ? "" : " -H 'Authorization: Bearer " + "$KEY'";
-        out.println("Patchbay " + VERSION + " serving " + engine.config().servedModelName() + " (" + engine.model().source()
-                + ") on " + url);
-        out.println("KV cache: " + engine.config().numKvBlocks() + " blocks of " + engine.config().blockSize() + " tokens"
+        out.println("Patchbay " + VERSION + " serving " + engine.config().servedModelName() + " ("
+                + engine.model().source() + ") on " + url);
+        out.println("KV cache: " + engine.config().numKvBlocks() + " blocks of "
+                + engine.config().blockSize() + " tokens"
                 + (engine.model().executor().kvCacheBlocks().isPresent() ? "" : " (simulated, no memory held)"));
         if (engine.config().enableLora()) {
-            out.println("LoRA: max_loras=" + engine.config().maxLoras() + " max_cpu_loras=" + engine.config().maxCpuLoras()
-                    + ", adapters: " + engine.adapters().stream().map(RegisteredAdapter::name).toList());
+            out.println("LoRA: max_loras=" + engine.config().maxLoras() + " max_cpu_loras="
+                    + engine.config().maxCpuLoras() + ", adapters: "
+                    + engine.adapters().stream().map(RegisteredAdapter::name).toList());
         }
-        String model = staticAdapters.isEmpty() ? engine.config().servedModelName() : staticAdapters.get(0).name();
+        String model = staticAdapters.isEmpty()
+                ? engine.config().servedModelName()
+                : staticAdapters.get(0).name();
         out.println("Try:");
         out.println("  curl -s " + url + "/v1/models" + auth);
         out.println("  curl -s " + url + "/v1/completions" + auth + " -H 'Content-Type: application/json' \\");

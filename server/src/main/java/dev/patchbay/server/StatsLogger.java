@@ -67,7 +67,9 @@ final class StatsLogger {
         lastGauges = gauges;
 
         StringBuilder b = new StringBuilder();
-        b.append(String.format(Locale.ROOT, "Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, ",
+        b.append(String.format(
+                Locale.ROOT,
+                "Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, ",
                 rate(c.promptTokens() - before.promptTokens(), seconds),
                 rate(c.generationTokens() - before.generationTokens(), seconds)));
         b.append(String.format(Locale.ROOT, "Running: %d reqs, Waiting: %d reqs, ", s.numRunning(), s.numWaiting()));
@@ -77,14 +79,23 @@ final class StatsLogger {
         if (s.prefixCaching()) {
             long queries = c.prefixCache().queries() - before.prefixCache().queries();
             long hits = c.prefixCache().hits() - before.prefixCache().hits();
-            b.append(String.format(Locale.ROOT, ", Prefix cache hit rate: %.1f%%", queries == 0 ? 0 : 100.0 * hits / queries));
+            b.append(String.format(
+                    Locale.ROOT, ", Prefix cache hit rate: %.1f%%", queries == 0 ? 0 : 100.0 * hits / queries));
         }
         if (s.lora() != null) {
             long fromDisk = c.lora().loads().disk() - before.lora().loads().disk();
             long intoSlots = c.lora().loads().cpu() - before.lora().loads().cpu();
-            b.append(", LoRA adapters in slots: ").append(s.lora().slotsUsed()).append('/').append(s.lora().maxLoras());
-            b.append(", LoRA loads: ").append(fromDisk + intoSlots).append(" (").append(fromDisk).append(" from disk, ")
-                    .append(intoSlots).append(" into slots)");
+            b.append(", LoRA adapters in slots: ")
+                    .append(s.lora().slotsUsed())
+                    .append('/')
+                    .append(s.lora().maxLoras());
+            b.append(", LoRA loads: ")
+                    .append(fromDisk + intoSlots)
+                    .append(" (")
+                    .append(fromDisk)
+                    .append(" from disk, ")
+                    .append(intoSlots)
+                    .append(" into slots)");
         }
         return b.toString();
     }

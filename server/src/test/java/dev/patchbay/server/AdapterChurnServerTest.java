@@ -41,14 +41,24 @@ class AdapterChurnServerTest {
 
     @TempDir
     Path dir;
+
     private final AtomicInteger unloadsInFlight = new AtomicInteger();
 
     @Test
     void noRequestIsLostAndEveryGaugeReturnsToZeroAfterEachRound() throws Exception {
         List<String> names = new ArrayList<>();
         for (int i = 0; i < ADAPTERS; i++) names.add("c" + i);
-        try (ServerHarness h = new ServerHarness(dir, names, "--enable-lora", "--max-loras", "4", "--max-cpu-loras", "8",
-                "--allow-runtime-lora-updating", "--sim-latency-ms", "1,0.01,0.05,0.1,5,1")) {
+        try (ServerHarness h = new ServerHarness(
+                dir,
+                names,
+                "--enable-lora",
+                "--max-loras",
+                "4",
+                "--max-cpu-loras",
+                "8",
+                "--allow-runtime-lora-updating",
+                "--sim-latency-ms",
+                "1,0.01,0.05,0.1,5,1")) {
             ExecutorService pool = Executors.newFixedThreadPool(CLIENTS + UNLOADS_PER_ROUND + 1);
             SplittableRandom seeds = new SplittableRandom(42);
             try {
@@ -59,10 +69,15 @@ class AdapterChurnServerTest {
                 pool.shutdownNow();
             }
             // The workload reached the states it is meant to churn through.
-            assertThat(unloadsInFlight.get()).as("unloads that found requests in flight").isPositive();
+            assertThat(unloadsInFlight.get())
+                    .as("unloads that found requests in flight")
+                    .isPositive();
             assertThat(page(h).all("vllm:request_success_total").stream()
-                    .filter(x -> x.labels().get("finished_reason").equals("abort")).mapToDouble(PromPage.Sample::value).sum())
-                    .as("streams hung up while running").isPositive();
+                            .filter(x -> x.labels().get("finished_reason").equals("abort"))
+                            .mapToDouble(PromPage.Sample::value)
+                            .sum())
+                    .as("streams hung up while running")
+                    .isPositive();
         }
     }
 
@@ -111,10 +126,12 @@ class AdapterChurnServerTest {
                 trafficUnderWay.await();
                 PromPage p = page(h);
                 if (p.perAdapter("vllm:num_lora_requests_running").getOrDefault(v, 0.0)
-                        + p.perAdapter("vllm:num_lora_requests_waiting").getOrDefault(v, 0.0) > 0) {
+                                + p.perAdapter("vllm:num_lora_requests_waiting").getOrDefault(v, 0.0)
+                        > 0) {
                     unloadsInFlight.incrementAndGet();
                 }
-                int unload = h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"" + v + "\"}").statusCode();
+                int unload = h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"" + v + "\"}")
+                        .statusCode();
                 if (unload != 200) failures.add("unload " + v + " answered " + unload);
                 // Loaded again at once, while it drains: 400 (still there) is an answer too; the round's end reloads.
                 int reload = load(h, v);
@@ -125,20 +142,25 @@ class AdapterChurnServerTest {
         for (Future<?> f : clients) f.get(10, TimeUnit.MINUTES);
         for (Future<?> f : churn) f.get(10, TimeUnit.MINUTES);
         assertThat(failures).as("round %d: requests without an answer", round).isEmpty();
-        assertThat(otherStatuses.keySet()).as("round %d: statuses other than 200 (404: an adapter mid-unload)", round)
+        assertThat(otherStatuses.keySet())
+                .as("round %d: statuses other than 200 (404: an adapter mid-unload)", round)
                 .isSubsetOf(404);
 
         double expected = before + answered200.get();
-        PromPage end = Await.value("round " + round + ": " + answered200.get() + " answered requests counted and gauges at 0",
-                () -> {
+        PromPage end = Await.value(
+                "round " + round + ": " + answered200.get() + " answered requests counted and gauges at 0", () -> {
                     PromPage p = page(h);
-                    return successTotal(p) == expected && p.value("vllm:num_requests_running") == 0
-                            && p.value("vllm:num_requests_waiting") == 0 ? p : null;
+                    return successTotal(p) == expected
+                                    && p.value("vllm:num_requests_running") == 0
+                                    && p.value("vllm:num_requests_waiting") == 0
+                            ? p
+                            : null;
                 });
         assertThat(end.perAdapter("vllm:num_lora_requests_running").values()).allMatch(x -> x == 0);
         assertThat(end.perAdapter("vllm:num_lora_requests_waiting").values()).allMatch(x -> x == 0);
         assertThat(end.all("vllm:lora_requests_info").get(0).labels())
-                .containsEntry("running_lora_adapters", "").containsEntry("waiting_lora_adapters", "");
+                .containsEntry("running_lora_adapters", "")
+                .containsEntry("waiting_lora_adapters", "");
         // Nothing counted twice: a moment later the counter has not moved past the answers.
         assertThat(successTotal(page(h))).isEqualTo(expected);
 
@@ -153,9 +175,13 @@ class AdapterChurnServerTest {
     }
 
     private static int send(ServerHarness h, String body, boolean hangUpAfterFirstEvent) throws Exception {
-        HttpRequest req = HttpRequest.newBuilder(URI.create(h.base + "/v1/completions")).timeout(STALL)
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        if (!hangUpAfterFirstEvent) return h.http.send(req, HttpResponse.BodyHandlers.ofString()).statusCode();
+        HttpRequest req = HttpRequest.newBuilder(URI.create(h.base + "/v1/completions"))
+                .timeout(STALL)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
+        if (!hangUpAfterFirstEvent)
+            return h.http.send(req, HttpResponse.BodyHandlers.ofString()).statusCode();
         HttpResponse<InputStream> r = h.http.send(req, HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream in = r.body()) {
             in.read(new byte[64]);
@@ -164,7 +190,9 @@ class AdapterChurnServerTest {
     }
 
     private int load(ServerHarness h, String name) throws Exception {
-        return h.post("/v1/load_lora_adapter", "{\"lora_name\":\"" + name + "\",\"lora_path\":\"" + dir.resolve(name) + "\"}")
+        return h.post(
+                        "/v1/load_lora_adapter",
+                        "{\"lora_name\":\"" + name + "\",\"lora_path\":\"" + dir.resolve(name) + "\"}")
                 .statusCode();
     }
 
@@ -179,7 +207,10 @@ class AdapterChurnServerTest {
 
     private static boolean modelListed(ServerHarness h, String name) {
         try {
-            return ServerHarness.json(h.get("/v1/models")).path("data").findValuesAsText("id").contains(name);
+            return ServerHarness.json(h.get("/v1/models"))
+                    .path("data")
+                    .findValuesAsText("id")
+                    .contains(name);
         } catch (Exception e) {
             throw new AssertionError(e);
         }
@@ -194,6 +225,8 @@ class AdapterChurnServerTest {
     }
 
     private static double successTotal(PromPage p) {
-        return p.all("vllm:request_success_total").stream().mapToDouble(PromPage.Sample::value).sum();
+        return p.all("vllm:request_success_total").stream()
+                .mapToDouble(PromPage.Sample::value)
+                .sum();
     }
 }

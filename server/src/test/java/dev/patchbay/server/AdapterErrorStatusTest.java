@@ -11,12 +11,12 @@ import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.Arrays;
 
 /**
  * The same adapter failure gets the same HTTP status from the OpenAI API (through the resolver directory) and from
@@ -32,18 +32,21 @@ class AdapterErrorStatusTest {
         assertThat(EngineErrors.status(AdapterException.Kind.NOT_FOUND)).isEqualTo(404);
         assertThat(EngineErrors.status(AdapterException.Kind.INVALID)).isEqualTo(400);
         assertThat(EngineErrors.status(AdapterException.Kind.CONFLICT)).isEqualTo(400);
-        assertThat(EngineErrors.status(RequestRejectedException.Reason.UNKNOWN_ADAPTER)).isEqualTo(404);
+        assertThat(EngineErrors.status(RequestRejectedException.Reason.UNKNOWN_ADAPTER))
+                .isEqualTo(404);
         assertThat(EngineErrors.status(RequestRejectedException.Reason.INVALID)).isEqualTo(400);
-        assertThat(EngineErrors.status(RequestRejectedException.Reason.QUEUE_FULL)).isEqualTo(429);
-        assertThat(EngineErrors.status(RequestRejectedException.Reason.SHUTTING_DOWN)).isEqualTo(503);
+        assertThat(EngineErrors.status(RequestRejectedException.Reason.QUEUE_FULL))
+                .isEqualTo(429);
+        assertThat(EngineErrors.status(RequestRejectedException.Reason.SHUTTING_DOWN))
+                .isEqualTo(503);
     }
 
     /** Both endpoints wait for an accepted load through the same call, so a failed load is 500 for both. */
     @Test
     void aLoadThatFailsAfterItWasAcceptedIs500() {
         CompletableFuture<Void> failed = CompletableFuture.failedFuture(new IOException("weights are missing"));
-        assertThatThrownBy(() -> EngineErrors.awaitLoad("gone", failed)).isInstanceOfSatisfying(ApiException.class,
-                e -> {
+        assertThatThrownBy(() -> EngineErrors.awaitLoad("gone", failed))
+                .isInstanceOfSatisfying(ApiException.class, e -> {
                     assertThat(e.status()).isEqualTo(500);
                     assertThat(e.getMessage()).isEqualTo("Loading LoRA adapter 'gone' failed: weights are missing");
                 });
@@ -62,16 +65,26 @@ class AdapterErrorStatusTest {
             Files.write(truncated, Arrays.copyOf(Files.readAllBytes(truncated), 64));
         }
         Map<String, Integer> expected = Map.of("missing", 404, "dora", 400, "truncated", 400);
-        try (ServerHarness h = new ServerHarness(dir, List.of(), "--enable-lora", "--allow-runtime-lora-updating",
-                "--lora-resolver-dir", resolverDir.toString())) {
+        try (ServerHarness h = new ServerHarness(
+                dir,
+                List.of(),
+                "--enable-lora",
+                "--allow-runtime-lora-updating",
+                "--lora-resolver-dir",
+                resolverDir.toString())) {
             for (var e : expected.entrySet()) {
                 String defect = e.getKey();
-                HttpResponse<String> api = h.post("/v1/completions",
-                        "{\"model\":\"" + defect + "-api\",\"prompt\":\"hi\",\"max_tokens\":1}");
-                HttpResponse<String> admin = h.post("/v1/load_lora_adapter", "{\"lora_name\":\"" + defect
-                        + "-admin\",\"lora_path\":\"" + resolverDir.resolve(defect + "-admin") + "\"}");
-                assertThat(api.statusCode()).as(defect + " through the API: " + api.body()).isEqualTo(e.getValue());
-                assertThat(admin.statusCode()).as(defect + " through the admin endpoint: " + admin.body())
+                HttpResponse<String> api = h.post(
+                        "/v1/completions", "{\"model\":\"" + defect + "-api\",\"prompt\":\"hi\",\"max_tokens\":1}");
+                HttpResponse<String> admin = h.post(
+                        "/v1/load_lora_adapter",
+                        "{\"lora_name\":\"" + defect + "-admin\",\"lora_path\":\""
+                                + resolverDir.resolve(defect + "-admin") + "\"}");
+                assertThat(api.statusCode())
+                        .as(defect + " through the API: " + api.body())
+                        .isEqualTo(e.getValue());
+                assertThat(admin.statusCode())
+                        .as(defect + " through the admin endpoint: " + admin.body())
                         .isEqualTo(e.getValue());
             }
         }

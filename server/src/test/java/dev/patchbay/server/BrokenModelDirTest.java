@@ -26,11 +26,22 @@ import picocli.CommandLine;
  * that names the file and what is wrong with it, never a stack trace.
  */
 class BrokenModelDirTest {
-    private static final Function<Path, String[]> SERVE_ARGS = m -> new String[] {"--model", m.toString(), "--host",
-        "127.0.0.1", "--port", "0", "--kv-cache-memory-bytes", "1M", "--max-model-len", "256"};
+    private static final Function<Path, String[]> SERVE_ARGS = m -> new String[] {
+        "--model",
+        m.toString(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--kv-cache-memory-bytes",
+        "1M",
+        "--max-model-len",
+        "256"
+    };
 
     @TempDir
     Path dir;
+
     Path model;
 
     @BeforeEach
@@ -43,7 +54,8 @@ class BrokenModelDirTest {
     private record Run(int exitCode, List<String> stderr, String stdout) {
         /** The one error line; progress lines ("Loading ...") may come before it. */
         String errorLine() {
-            List<String> errors = stderr.stream().filter(l -> l.startsWith("patchbay serve:")).toList();
+            List<String> errors =
+                    stderr.stream().filter(l -> l.startsWith("patchbay serve:")).toList();
             assertThat(errors).as("stderr: %s", stderr).hasSize(1);
             return errors.getFirst();
         }
@@ -62,7 +74,8 @@ class BrokenModelDirTest {
             System.setErr(oldErr);
             System.setOut(oldOut);
         }
-        return new Run(code, err.toString(StandardCharsets.UTF_8).lines().toList(), out.toString(StandardCharsets.UTF_8));
+        return new Run(
+                code, err.toString(StandardCharsets.UTF_8).lines().toList(), out.toString(StandardCharsets.UTF_8));
     }
 
     private void assertRefused(Path file, String problem) {
@@ -72,8 +85,10 @@ class BrokenModelDirTest {
         assertThat(line).contains(file.toString()).contains(problem);
         // Besides the load's progress lines, that line is all: no continuation, no stack trace.
         assertThat(r.stderr()).as("stderr").allMatch(l -> l.equals(line) || l.startsWith("Loading "));
-        assertThat(r.stderr()).noneMatch(l -> l.startsWith("\tat ") || l.startsWith("Caused by")
-                || l.matches("(\\w+\\.)+\\w*(Exception|Error)\\b.*"));
+        assertThat(r.stderr())
+                .noneMatch(l -> l.startsWith("\tat ")
+                        || l.startsWith("Caused by")
+                        || l.matches("(\\w+\\.)+\\w*(Exception|Error)\\b.*"));
         assertThat(r.stdout()).doesNotContain("serving");
     }
 
@@ -117,15 +132,18 @@ class BrokenModelDirTest {
     @Test
     void aMissingTensor() throws IOException {
         rewriteTensors(t -> t.name().equals("model.layers.1.mlp.down_proj.weight") ? null : t.shape());
-        assertRefused(model.resolve("model.safetensors"), "the weights lack tensor 'model.layers.1.mlp.down_proj.weight'");
+        assertRefused(
+                model.resolve("model.safetensors"), "the weights lack tensor 'model.layers.1.mlp.down_proj.weight'");
     }
 
     @Test
     void aTensorOfTheWrongShape() throws IOException {
         // The same bytes, transposed in the header: [128, 64] becomes [64, 128].
         rewriteTensors(t -> t.name().equals("model.layers.0.mlp.up_proj.weight")
-                ? new long[] {t.shape()[1], t.shape()[0]} : t.shape());
-        assertRefused(model.resolve("model.safetensors"),
+                ? new long[] {t.shape()[1], t.shape()[0]}
+                : t.shape());
+        assertRefused(
+                model.resolve("model.safetensors"),
                 "tensor 'model.layers.0.mlp.up_proj.weight' has shape [64, 128] but the config needs [128, 64]");
     }
 

@@ -19,8 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ChatLogprobsTest {
     static final String MESSAGES = "\"messages\":[{\"role\":\"user\",\"content\":\"say something\"}]";
+
     @TempDir
     static Path dir;
+
     ServerHarness h;
 
     @BeforeAll
@@ -34,8 +36,9 @@ class ChatLogprobsTest {
     }
 
     private HttpResponse<String> chat(String extra) throws Exception {
-        return h.post("/v1/chat/completions", "{\"model\":\"alpha\"," + MESSAGES + ",\"max_tokens\":5,\"ignore_eos\":true"
-                + extra + "}");
+        return h.post(
+                "/v1/chat/completions",
+                "{\"model\":\"alpha\"," + MESSAGES + ",\"max_tokens\":5,\"ignore_eos\":true" + extra + "}");
     }
 
     private JsonNode ok(String extra) throws Exception {
@@ -46,15 +49,18 @@ class ChatLogprobsTest {
 
     @Test
     void logprobsListEachTokenWithItsTopAlternatives() throws Exception {
-        JsonNode choice = ok(",\"logprobs\":true,\"top_logprobs\":3").get("choices").get(0);
+        JsonNode choice =
+                ok(",\"logprobs\":true,\"top_logprobs\":3").get("choices").get(0);
         JsonNode content = choice.get("logprobs").get("content");
         assertThat(content).hasSize(5);
-        assertThat(assertChatContent(content, 3)).isEqualTo(choice.get("message").get("content").asText());
+        assertThat(assertChatContent(content, 3))
+                .isEqualTo(choice.get("message").get("content").asText());
     }
 
     @Test
     void logprobsWithoutTopLogprobsGiveEmptyTopLists() throws Exception {
-        JsonNode content = ok(",\"logprobs\":true").get("choices").get(0).get("logprobs").get("content");
+        JsonNode content =
+                ok(",\"logprobs\":true").get("choices").get(0).get("logprobs").get("content");
         assertThat(content).hasSize(5);
         assertChatContent(content, 0);
     }
@@ -71,7 +77,8 @@ class ChatLogprobsTest {
         JsonNode choices = ok(",\"logprobs\":true,\"top_logprobs\":2,\"n\":3").get("choices");
         assertThat(choices).hasSize(3);
         for (JsonNode c : choices) {
-            assertThat(assertChatContent(c.get("logprobs").get("content"), 2)).isEqualTo(c.get("message").get("content").asText());
+            assertThat(assertChatContent(c.get("logprobs").get("content"), 2))
+                    .isEqualTo(c.get("message").get("content").asText());
         }
     }
 
@@ -101,7 +108,12 @@ class ChatLogprobsTest {
             count += content.size();
             text.append(c.get("delta").get("content").asText());
         }
-        assertThat(count).isEqualTo(events.get(events.size() - 1).get("usage").get("completion_tokens").asInt()).isEqualTo(5);
+        assertThat(count)
+                .isEqualTo(events.get(events.size() - 1)
+                        .get("usage")
+                        .get("completion_tokens")
+                        .asInt())
+                .isEqualTo(5);
         assertThat(tokens.toString()).isEqualTo(text.toString());
     }
 

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.patchbay.engine.sim.SimTokenizer;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,21 +17,29 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
-import java.net.http.HttpResponse;
 
 /** {@code /v1/completions} with {@code logprobs}, {@code echo} and {@code prompt_logprobs} on the simulated model. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CompletionLogprobsTest {
     static final String PROMPT = "the water is good";
+
     @TempDir
     static Path dir;
+
     ServerHarness h;
 
     @BeforeAll
     void start() throws Exception {
         // Prefix caching on, with small blocks: a prompt asking for prompt_logprobs must still be computed whole.
-        h = new ServerHarness(dir, List.of("alpha"), "--enable-lora", "--enable-prefix-caching", "--block-size", "2",
-                "--sim-latency-ms", "0,0,0,0,0,0");
+        h = new ServerHarness(
+                dir,
+                List.of("alpha"),
+                "--enable-lora",
+                "--enable-prefix-caching",
+                "--block-size",
+                "2",
+                "--sim-latency-ms",
+                "0,0,0,0,0,0");
     }
 
     @AfterAll
@@ -39,8 +48,10 @@ class CompletionLogprobsTest {
     }
 
     private JsonNode complete(String extra) throws Exception {
-        var r = h.post("/v1/completions", "{\"model\":\"alpha\",\"prompt\":\"" + PROMPT + "\",\"max_tokens\":6,"
-                + "\"ignore_eos\":true" + extra + "}");
+        var r = h.post(
+                "/v1/completions",
+                "{\"model\":\"alpha\",\"prompt\":\"" + PROMPT + "\",\"max_tokens\":6," + "\"ignore_eos\":true" + extra
+                        + "}");
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return ServerHarness.json(r);
     }
@@ -73,14 +84,17 @@ class CompletionLogprobsTest {
 
     @Test
     void sameSeedGivesTheSameLogprobs() throws Exception {
-        JsonNode a = complete(",\"logprobs\":5,\"seed\":7").get("choices").get(0).get("logprobs");
-        JsonNode b = complete(",\"logprobs\":5,\"seed\":7").get("choices").get(0).get("logprobs");
+        JsonNode a =
+                complete(",\"logprobs\":5,\"seed\":7").get("choices").get(0).get("logprobs");
+        JsonNode b =
+                complete(",\"logprobs\":5,\"seed\":7").get("choices").get(0).get("logprobs");
         assertThat(a).isEqualTo(b);
     }
 
     @Test
     void echoWithLogprobsCoversThePromptFirstNull() throws Exception {
-        JsonNode choice = complete(",\"logprobs\":2,\"echo\":true").get("choices").get(0);
+        JsonNode choice =
+                complete(",\"logprobs\":2,\"echo\":true").get("choices").get(0);
         String text = choice.get("text").asText();
         assertThat(text).startsWith(PROMPT);
         int p = promptLength();
@@ -95,7 +109,8 @@ class CompletionLogprobsTest {
         assertThat(prompt).hasSize(p);
         for (int i = 1; i < p; i++) {
             JsonNode entry = prompt.get(i).get(Integer.toString(new SimTokenizer().encode(PROMPT)[i]));
-            assertThat(entry.get("logprob").asDouble()).isEqualTo(lp.get("token_logprobs").get(i).asDouble());
+            assertThat(entry.get("logprob").asDouble())
+                    .isEqualTo(lp.get("token_logprobs").get(i).asDouble());
         }
     }
 
@@ -145,8 +160,10 @@ class CompletionLogprobsTest {
 
     @Test
     void streamedChunksCarryTheirTokensLogprobs() throws Exception {
-        var r = h.post("/v1/completions", "{\"model\":\"alpha\",\"prompt\":\"" + PROMPT + "\",\"max_tokens\":6,"
-                + "\"ignore_eos\":true,\"stream\":true,\"logprobs\":2,\"echo\":true}");
+        var r = h.post(
+                "/v1/completions",
+                "{\"model\":\"alpha\",\"prompt\":\"" + PROMPT + "\",\"max_tokens\":6,"
+                        + "\"ignore_eos\":true,\"stream\":true,\"logprobs\":2,\"echo\":true}");
         List<JsonNode> events = events(r);
         StringBuilder text = new StringBuilder();
         List<String> tokens = new ArrayList<>();
@@ -156,7 +173,11 @@ class CompletionLogprobsTest {
             JsonNode lp = c.get("logprobs");
             int count = lp.get("tokens").size();
             tokens.addAll(assertCompletionLogprobs(lp, 2, count, offset));
-            for (int i = 0; i < count; i++) offset += lp.get("tokens").get(i).asText().codePointCount(0, lp.get("tokens").get(i).asText().length());
+            for (int i = 0; i < count; i++)
+                offset += lp.get("tokens")
+                        .get(i)
+                        .asText()
+                        .codePointCount(0, lp.get("tokens").get(i).asText().length());
             text.append(c.get("text").asText());
         }
         assertThat(tokens).hasSize(promptLength() + 6);
@@ -169,14 +190,23 @@ class CompletionLogprobsTest {
     @Test
     void limitFollowsMaxLogprobs() throws Exception {
         // prompt_logprobs dicts are keyed by token id, so their size is exact: the N most likely and the prompt's own.
-        JsonNode prompt = complete(",\"logprobs\":20,\"prompt_logprobs\":20").get("choices").get(0).get("prompt_logprobs");
+        JsonNode prompt = complete(",\"logprobs\":20,\"prompt_logprobs\":20")
+                .get("choices")
+                .get(0)
+                .get("prompt_logprobs");
         for (int i = 1; i < prompt.size(); i++) assertThat(prompt.get(i).size()).isBetween(20, 21);
         assertBadParam(post(",\"logprobs\":21"), "logprobs");
         try (ServerHarness wide = new ServerHarness(dir, List.of(), "--max-logprobs", "-1")) {
-            var r = wide.post("/v1/completions", "{\"prompt\":\"hi there\",\"max_tokens\":1,\"ignore_eos\":true,"
-                    + "\"logprobs\":-1,\"prompt_logprobs\":-1}");
+            var r = wide.post(
+                    "/v1/completions",
+                    "{\"prompt\":\"hi there\",\"max_tokens\":1,\"ignore_eos\":true,"
+                            + "\"logprobs\":-1,\"prompt_logprobs\":-1}");
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-            JsonNode wholeVocabulary = ServerHarness.json(r).get("choices").get(0).get("prompt_logprobs").get(1);
+            JsonNode wholeVocabulary = ServerHarness.json(r)
+                    .get("choices")
+                    .get(0)
+                    .get("prompt_logprobs")
+                    .get(1);
             assertThat(wholeVocabulary.size()).isEqualTo(new SimTokenizer().vocabSize());
         }
     }

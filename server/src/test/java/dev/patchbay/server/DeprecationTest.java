@@ -12,14 +12,24 @@ import org.junit.jupiter.api.Test;
 class DeprecationTest {
     private static String page(String version, String... flags) throws Exception {
         String[] args = new String[flags.length + 8];
-        System.arraycopy(new String[] {"--host", "127.0.0.1", "--port", "0", "--demo-adapters", "0", "--enable-lora",
-                "--model=sim:old"}, 0, args, 0, 8);
+        System.arraycopy(
+                new String[] {
+                    "--host", "127.0.0.1", "--port", "0", "--demo-adapters", "0", "--enable-lora", "--model=sim:old"
+                },
+                0,
+                args,
+                0,
+                8);
         System.arraycopy(flags, 0, args, 8, flags.length);
         ServerOptions o = ServeCommand.parse(args);
         PatchbayServer s = PatchbayServer.start(version == null ? o : o.withPatchbayVersion(version));
         try {
-            return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + "/metrics"))
-                    .build(), HttpResponse.BodyHandlers.ofString()).body();
+            return HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + "/metrics"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
         } finally {
             s.stop();
         }

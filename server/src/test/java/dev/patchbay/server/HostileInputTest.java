@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.patchbay.engine.ModelTarget;
+import dev.patchbay.server.http.ApiException;
 import dev.patchbay.testkit.RawHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -20,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import dev.patchbay.server.http.ApiException;
 
 /**
  * Requests a careless or hostile client sends: broken bodies, wrongly typed fields, bodies that are not JSON, and
@@ -30,6 +30,7 @@ import dev.patchbay.server.http.ApiException;
 class HostileInputTest {
     @TempDir
     static Path dir;
+
     ServerHarness h;
 
     private static final String GOOD = "{\"model\":\"test-model\",\"prompt\":\"hi\",\"max_tokens\":1}";
@@ -68,9 +69,12 @@ class HostileInputTest {
     @ValueSource(strings = {"/v1/completions", "/v1/chat/completions", "/v1/load_lora_adapter"})
     void aBodyShorterThanItsContentLengthIs400(String path) throws Exception {
         String partial = "{\"model\":\"test-model\",";
-        RawHttp.Response r = RawHttp.exchange(h.server.port(), bytes("POST " + path + " HTTP/1.1\r\n"
-                + "Host: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\nConnection: close\r\n\r\n"
-                + partial), true);
+        RawHttp.Response r = RawHttp.exchange(
+                h.server.port(),
+                bytes("POST " + path + " HTTP/1.1\r\n"
+                        + "Host: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\nConnection: close\r\n\r\n"
+                        + partial),
+                true);
         JsonNode error = assertApiError(r.status(), 400, r.body());
         assertThat(error.get("message").asText()).contains("Content-Length");
         assertStillServing();
@@ -80,9 +84,12 @@ class HostileInputTest {
     @ParameterizedTest
     @ValueSource(strings = {"zz", "-1", "ffffffffffffffffffff"})
     void aBadChunkSizeIs400AndClosesTheConnection(String chunkSize) throws Exception {
-        RawHttp.Response r = RawHttp.exchange(h.server.port(), bytes("POST /v1/completions HTTP/1.1\r\n"
-                + "Host: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + chunkSize + "\r\n" + GOOD + "\r\n0\r\n\r\n"), false);
+        RawHttp.Response r = RawHttp.exchange(
+                h.server.port(),
+                bytes("POST /v1/completions HTTP/1.1\r\n"
+                        + "Host: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + chunkSize + "\r\n" + GOOD + "\r\n0\r\n\r\n"),
+                false);
         JsonNode error = assertApiError(r.status(), 400, r.body());
         assertThat(error.get("message").asText()).contains("chunked");
         assertThat(r.header("Connection")).isEqualToIgnoringCase("close");
@@ -91,9 +98,12 @@ class HostileInputTest {
 
     @Test
     void aWellFormedChunkedBodyIsRead() throws Exception {
-        RawHttp.Response r = RawHttp.exchange(h.server.port(), bytes("POST /v1/completions HTTP/1.1\r\n"
-                + "Host: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-                + Integer.toHexString(GOOD.length()) + "\r\n" + GOOD + "\r\n0\r\n\r\n"), false);
+        RawHttp.Response r = RawHttp.exchange(
+                h.server.port(),
+                bytes("POST /v1/completions HTTP/1.1\r\n"
+                        + "Host: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                        + Integer.toHexString(GOOD.length()) + "\r\n" + GOOD + "\r\n0\r\n\r\n"),
+                false);
         assertThat(r.status()).as(r.body()).isEqualTo(200);
     }
 
@@ -153,38 +163,54 @@ class HostileInputTest {
 
     @Test
     void everyFieldWithItsRightTypeOrNullIsAccepted() throws Exception {
-        HttpResponse<String> completion = h.post("/v1/completions", "{\"model\":\"test-model\",\"prompt\":\"hi\","
-                + "\"max_tokens\":2,\"temperature\":0,\"top_p\":1,\"top_k\":5,\"n\":1,\"seed\":7,\"ignore_eos\":true,"
-                + "\"stop\":[\"zzz\"],\"stop_token_ids\":[1],\"stream\":false,\"stream_options\":null}");
+        HttpResponse<String> completion = h.post(
+                "/v1/completions",
+                "{\"model\":\"test-model\",\"prompt\":\"hi\","
+                        + "\"max_tokens\":2,\"temperature\":0,\"top_p\":1,\"top_k\":5,\"n\":1,\"seed\":7,\"ignore_eos\":true,"
+                        + "\"stop\":[\"zzz\"],\"stop_token_ids\":[1],\"stream\":false,\"stream_options\":null}");
         assertThat(completion.statusCode()).as(completion.body()).isEqualTo(200);
-        HttpResponse<String> nulls = h.post("/v1/completions", "{\"model\":null,\"prompt\":\"hi\",\"max_tokens\":null,"
-                + "\"temperature\":null,\"top_p\":null,\"top_k\":null,\"n\":null,\"seed\":null,\"ignore_eos\":null,"
-                + "\"stop\":null,\"stop_token_ids\":null,\"stream\":null}");
+        HttpResponse<String> nulls = h.post(
+                "/v1/completions",
+                "{\"model\":null,\"prompt\":\"hi\",\"max_tokens\":null,"
+                        + "\"temperature\":null,\"top_p\":null,\"top_k\":null,\"n\":null,\"seed\":null,\"ignore_eos\":null,"
+                        + "\"stop\":null,\"stop_token_ids\":null,\"stream\":null}");
         assertThat(nulls.statusCode()).as(nulls.body()).isEqualTo(200);
-        HttpResponse<String> chat = h.post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":"
-                + "[{\"type\":\"text\",\"text\":\"hi\"}]}],\"max_completion_tokens\":2,\"add_generation_prompt\":true,"
-                + "\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        HttpResponse<String> chat = h.post(
+                "/v1/chat/completions",
+                "{\"messages\":[{\"role\":\"user\",\"content\":"
+                        + "[{\"type\":\"text\",\"text\":\"hi\"}]}],\"max_completion_tokens\":2,\"add_generation_prompt\":true,"
+                        + "\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
         assertThat(chat.statusCode()).as(chat.body()).isEqualTo(200);
         assertThat(chat.body()).contains("\"usage\"").endsWith("data: [DONE]\n\n");
 
         Path adapter = ServerHarness.writeAdapter(dir, "typed-ok");
-        HttpResponse<String> load = h.post("/v1/load_lora_adapter", "{\"lora_name\":\"typed-ok\",\"lora_path\":\""
-                + adapter + "\",\"pinned\":false,\"load_inplace\":false}");
+        HttpResponse<String> load = h.post(
+                "/v1/load_lora_adapter",
+                "{\"lora_name\":\"typed-ok\",\"lora_path\":\"" + adapter
+                        + "\",\"pinned\":false,\"load_inplace\":false}");
         assertThat(load.statusCode()).as(load.body()).isEqualTo(200);
-        HttpResponse<String> unload = h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"typed-ok\",\"lora_int_id\":null}");
+        HttpResponse<String> unload =
+                h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"typed-ok\",\"lora_int_id\":null}");
         assertThat(unload.statusCode()).as(unload.body()).isEqualTo(200);
     }
 
     private HttpResponse<String> postWithContentType(String path, String contentType, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(h.base + path)).timeout(Duration.ofSeconds(30))
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(h.base + path))
+                .timeout(Duration.ofSeconds(30))
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (contentType != null) b.header("Content-Type", contentType);
         return h.http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"text/plain", "application/x-www-form-urlencoded", "text/json", "application/jsonx",
-            "application/problem+json"})
+    @ValueSource(
+            strings = {
+                "text/plain",
+                "application/x-www-form-urlencoded",
+                "text/json",
+                "application/jsonx",
+                "application/problem+json"
+            })
     void aBodyThatIsNotDeclaredJsonIs400(String contentType) throws Exception {
         for (String path : List.of("/v1/completions", "/v1/load_lora_adapter")) {
             HttpResponse<String> r = postWithContentType(path, contentType, GOOD);
@@ -222,13 +248,19 @@ class HostileInputTest {
             HttpResponse<String> getCompletions = keyed.get("/v1/completions");
             assertApiError(getCompletions.statusCode(), 401, getCompletions.body());
 
-            HttpResponse<String> unknown = keyed.http.send(HttpRequest.newBuilder(URI.create(keyed.base + "/v1/nothing"))
-                    .header("Authorization", "Bearer s3cret").build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> unknown = keyed.http.send(
+                    HttpRequest.newBuilder(URI.create(keyed.base + "/v1/nothing"))
+                            .header("Authorization", "Bearer s3cret")
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertApiError(unknown.statusCode(), 404, unknown.body());
             HttpResponse<String> unknownPost = keyed.post("/v1/nothing", GOOD, "Authorization", "Bearer s3cret");
             assertApiError(unknownPost.statusCode(), 404, unknownPost.body());
             // Outside /v1 nothing needs a key.
-            assertApiError(keyed.get("/nothing").statusCode(), 404, keyed.get("/nothing").body());
+            assertApiError(
+                    keyed.get("/nothing").statusCode(),
+                    404,
+                    keyed.get("/nothing").body());
             assertThat(keyed.get("/health").statusCode()).isEqualTo(200);
         }
     }

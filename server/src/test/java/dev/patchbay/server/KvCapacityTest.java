@@ -31,13 +31,16 @@ import org.junit.jupiter.api.io.TempDir;
 class KvCapacityTest {
     /** Tiny spec: 2 layers x 2 KV heads x 16 dims x (key, value) x 4 bytes = 512 bytes a token. */
     private static final int BYTES_PER_TOKEN = 512;
+
     private static final int BLOCK_SIZE = 4;
     private static final int BLOCKS = 24;
 
     @TempDir
     Path dir;
+
     Path model;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @BeforeEach
     void writeModel() throws Exception {
@@ -46,39 +49,59 @@ class KvCapacityTest {
     }
 
     private PatchbayServer start(String... extra) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--model", model.toString(), "--host", "127.0.0.1", "--port", "0",
-                "--block-size", Integer.toString(BLOCK_SIZE)));
+        List<String> args = new ArrayList<>(List.of(
+                "--model",
+                model.toString(),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--block-size",
+                Integer.toString(BLOCK_SIZE)));
         args.addAll(List.of(extra));
         return PatchbayServer.start(ServeCommand.parse(args.toArray(String[]::new)));
     }
 
     private HttpResponse<String> post(PatchbayServer s, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path))
-                .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path))
+                        .timeout(Duration.ofSeconds(60))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     /** A greedy completion of 8 tokens; returns the blocks its tokens occupied in the cache. */
     private int complete(PatchbayServer s, int i) throws Exception {
         String prompt = "request " + i + " asks the model about the quick brown fox";
-        HttpResponse<String> r = post(s, "/v1/completions", "{\"prompt\": \"" + prompt + "\", \"max_tokens\": 8,"
-                + " \"temperature\": 0, \"ignore_eos\": true}");
+        HttpResponse<String> r = post(
+                s,
+                "/v1/completions",
+                "{\"prompt\": \"" + prompt + "\", \"max_tokens\": 8," + " \"temperature\": 0, \"ignore_eos\": true}");
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         JsonNode usage = ServerHarness.json(r).get("usage");
         assertThat(usage.get("completion_tokens").asInt()).isEqualTo(8);
         // The last sampled token is never fed back, so it takes no cache slot.
-        int cached = usage.get("prompt_tokens").asInt() + usage.get("completion_tokens").asInt() - 1;
+        int cached = usage.get("prompt_tokens").asInt()
+                + usage.get("completion_tokens").asInt()
+                - 1;
         return (cached + BLOCK_SIZE - 1) / BLOCK_SIZE;
     }
 
     @Test
     void aSmallCacheSizedFromItsMemoryBudgetServesRequestsThatCycleThroughEveryBlock() throws Exception {
-        PatchbayServer s = start("--kv-cache-memory-bytes", (BLOCKS * BLOCK_SIZE * BYTES_PER_TOKEN / 1024) + "K",
-                "--max-model-len", "64");
+        PatchbayServer s = start(
+                "--kv-cache-memory-bytes",
+                (BLOCKS * BLOCK_SIZE * BYTES_PER_TOKEN / 1024) + "K",
+                "--max-model-len",
+                "64");
         ConcurrentLinkedQueue<String> badSnapshots = new ConcurrentLinkedQueue<>();
         AtomicBoolean sawUse = new AtomicBoolean();
         s.engine().addListener(snap -> {
-            if (snap.kvBlocksUsed() < 0 || snap.kvBlocksUsed() > snap.kvBlocksTotal() || snap.kvBlocksTotal() != BLOCKS) {
+            if (snap.kvBlocksUsed() < 0
+                    || snap.kvBlocksUsed() > snap.kvBlocksTotal()
+                    || snap.kvBlocksTotal() != BLOCKS) {
                 badSnapshots.add(snap.kvBlocksUsed() + "/" + snap.kvBlocksTotal());
             }
             if (snap.kvBlocksUsed() > 0) sawUse.set(true);
@@ -111,15 +134,20 @@ class KvCapacityTest {
             assertThat(sawUse).isTrue();
             assertThat(badSnapshots).isEmpty();
             assertThat(usages).allSatisfy(u -> assertThat(u).isBetween(0.0, 1.0));
-            Await.until("the finished requests' blocks to be free", () -> s.engine().snapshot().kvBlocksUsed() == 0);
+            Await.until(
+                    "the finished requests' blocks to be free",
+                    () -> s.engine().snapshot().kvBlocksUsed() == 0);
         } finally {
             s.stop();
         }
     }
 
     private double kvUsage(PatchbayServer s) throws Exception {
-        String page = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + "/metrics")).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
+        String page = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + "/metrics"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
         return PromPage.parse(page).all("vllm:kv_cache_usage_perc").getFirst().value();
     }
 
@@ -130,9 +158,12 @@ class KvCapacityTest {
         PatchbayServer s = start("--gpu-memory-utilization", Double.toString(share), "--max-num-batched-tokens", "256");
         try {
             LlamaExecutor executor = (LlamaExecutor) s.engine().model().executor();
-            assertThat(s.engine().config().numKvBlocks()).isEqualTo(executor.kvCacheBlocks().orElseThrow());
+            assertThat(s.engine().config().numKvBlocks())
+                    .isEqualTo(executor.kvCacheBlocks().orElseThrow());
             // The tiny model's weights and a 256-token step take well under a MiB of the 32 MiB.
-            assertThat(executor.kvCacheBytes()).isLessThanOrEqualTo((long) (share * maxHeap)).isGreaterThan(28L << 20);
+            assertThat(executor.kvCacheBytes())
+                    .isLessThanOrEqualTo((long) (share * maxHeap))
+                    .isGreaterThan(28L << 20);
             assertThat(complete(s, 1)).isPositive();
         } finally {
             s.stop();
@@ -144,7 +175,8 @@ class KvCapacityTest {
         PatchbayServer s = start("--num-gpu-blocks-override", "40", "--kv-cache-memory-bytes", "1M");
         try {
             assertThat(s.engine().config().numKvBlocks()).isEqualTo(40);
-            assertThat(((LlamaExecutor) s.engine().model().executor()).kvCacheBlocks()).hasValue(40);
+            assertThat(((LlamaExecutor) s.engine().model().executor()).kvCacheBlocks())
+                    .hasValue(40);
         } finally {
             s.stop();
         }
@@ -157,6 +189,7 @@ class KvCapacityTest {
                 .isInstanceOf(PatchbayServer.StartupException.class)
                 .hasMessageContaining("24 blocks of 4 tokens hold 96 tokens, fewer than max_model_len 2048");
         assertThatThrownBy(() -> start("--kv-cache-memory-bytes", "100"))
-                .isInstanceOf(PatchbayServer.StartupException.class).hasMessageContaining("no room for the KV cache");
+                .isInstanceOf(PatchbayServer.StartupException.class)
+                .hasMessageContaining("no room for the KV cache");
     }
 }

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.nio.charset.StandardCharsets;
 
 /** Assertions shared by the log probability tests: values well-formed, errors naming their parameter. */
 final class LogprobsChecks {
@@ -30,7 +30,9 @@ final class LogprobsChecks {
         assertThat(lp.get("text_offset")).hasSize(expectedTokens);
         int offset = firstOffset;
         for (int i = 0; i < expectedTokens; i++) {
-            assertThat(lp.get("text_offset").get(i).asInt()).as("text_offset %d", i).isEqualTo(offset);
+            assertThat(lp.get("text_offset").get(i).asInt())
+                    .as("text_offset %d", i)
+                    .isEqualTo(offset);
             offset += tokens.get(i).codePointCount(0, tokens.get(i).length());
             JsonNode value = lp.get("token_logprobs").get(i);
             JsonNode top = lp.get("top_logprobs").get(i);
@@ -42,10 +44,15 @@ final class LogprobsChecks {
             assertThat(top.isObject()).isTrue();
             // The sampled token is in its dict beside N others at most; keys are texts, so tokens with the same
             // text (pieces of UTF-8 characters) share one entry and the dict may hold fewer.
-            assertThat(top.get(tokens.get(i))).as("token %d in its top_logprobs", i).isNotNull();
-            assertThat(top.get(tokens.get(i)).asDouble()).as("token %d's own value in its dict", i).isEqualTo(value.asDouble());
+            assertThat(top.get(tokens.get(i)))
+                    .as("token %d in its top_logprobs", i)
+                    .isNotNull();
+            assertThat(top.get(tokens.get(i)).asDouble())
+                    .as("token %d's own value in its dict", i)
+                    .isEqualTo(value.asDouble());
             assertThat(top.size()).isBetween(1, topN + 1);
-            for (Iterator<Map.Entry<String, JsonNode>> it = top.fields(); it.hasNext(); ) assertLogprob(it.next().getValue());
+            for (Iterator<Map.Entry<String, JsonNode>> it = top.fields(); it.hasNext(); )
+                assertLogprob(it.next().getValue());
         }
         return tokens;
     }
@@ -63,12 +70,18 @@ final class LogprobsChecks {
             double previous = 0;
             for (JsonNode t : top) {
                 assertLogprob(t.get("logprob"));
-                assertThat(t.get("logprob").asDouble()).as("top_logprobs descending").isLessThanOrEqualTo(previous);
+                assertThat(t.get("logprob").asDouble())
+                        .as("top_logprobs descending")
+                        .isLessThanOrEqualTo(previous);
                 previous = t.get("logprob").asDouble();
                 assertThat(bytes(t.get("bytes"))).isEqualTo(t.get("token").asText());
-                if (t.get("token").asText().equals(token)) assertThat(t.get("logprob").asDouble()).isEqualTo(e.get("logprob").asDouble());
+                if (t.get("token").asText().equals(token))
+                    assertThat(t.get("logprob").asDouble())
+                            .isEqualTo(e.get("logprob").asDouble());
             }
-            if (topN > 0) assertThat(e.get("logprob").asDouble()).isLessThanOrEqualTo(top.get(0).get("logprob").asDouble());
+            if (topN > 0)
+                assertThat(e.get("logprob").asDouble())
+                        .isLessThanOrEqualTo(top.get(0).get("logprob").asDouble());
         }
         return text.toString();
     }

@@ -29,8 +29,10 @@ class OpenAiSdkLogprobsTest {
         }
         try (ServerHarness h = new ServerHarness(dir, List.of(), "--sim-latency-ms", "0,0,0,0,0,0")) {
             Path log = dir.resolve("node-test.log");
-            ProcessBuilder pb = new ProcessBuilder(node.toString(), "--test", "logprobs.test.mjs").directory(NODE_DIR.toFile())
-                    .redirectErrorStream(true).redirectOutput(log.toFile());
+            ProcessBuilder pb = new ProcessBuilder(node.toString(), "--test", "logprobs.test.mjs")
+                    .directory(NODE_DIR.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile());
             pb.environment().put("PATCHBAY_BASE_URL", h.base + "/v1");
             pb.environment().put("PATCHBAY_MODEL", "test-model");
             Process p = pb.start();

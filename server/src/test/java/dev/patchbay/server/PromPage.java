@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
 record PromPage(List<Sample> samples) {
     record Sample(String name, Map<String, String> labels, double value) {}
 
-    private static final Pattern LINE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})?\\s+(\\S+)(?:\\s+\\S+)?$");
+    private static final Pattern LINE =
+            Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})?\\s+(\\S+)(?:\\s+\\S+)?$");
     private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     static PromPage parse(String text) {

@@ -1,10 +1,8 @@
 package dev.patchbay.server;
 
 import dev.patchbay.testkit.RequiredTool;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
@@ -23,8 +21,10 @@ final class PromtoolCheck {
      * histogram vllm:iteration_tokens_total ending in _total.
      */
     static String check(Path page) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(promtool().toString(), "check", "metrics").redirectErrorStream(true)
-                .redirectInput(page.toFile()).start();
+        Process p = new ProcessBuilder(promtool().toString(), "check", "metrics")
+                .redirectErrorStream(true)
+                .redirectInput(page.toFile())
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(30, TimeUnit.SECONDS)) {
             p.destroyForcibly();
@@ -33,8 +33,10 @@ final class PromtoolCheck {
         if (p.exitValue() != 0 && p.exitValue() != 3) return "exit " + p.exitValue() + ": " + out;
         StringBuilder problems = new StringBuilder();
         for (String line : out.split("\n")) {
-            if (line.isBlank() || line.matches("^vllm:\\S+ metric names should not contain ':'$")
-                    || line.equals("vllm:iteration_tokens_total non-counter metrics should not have \"_total\" suffix")) continue;
+            if (line.isBlank()
+                    || line.matches("^vllm:\\S+ metric names should not contain ':'$")
+                    || line.equals("vllm:iteration_tokens_total non-counter metrics should not have \"_total\" suffix"))
+                continue;
             problems.append(line).append('\n');
         }
         return problems.toString();

@@ -1,9 +1,10 @@
 package dev.patchbay.server;
 
-import dev.patchbay.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.patchbay.testkit.Await;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,10 +14,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.nio.file.Files;
-import org.assertj.core.api.Assertions;
 
 class ServerGuardsTest {
     @TempDir
@@ -28,11 +28,19 @@ class ServerGuardsTest {
     void apiKeyGuardsV1RoutesOnly() throws Exception {
         try (ServerHarness h = new ServerHarness(dir, List.of(), "--api-key", "s3cret")) {
             assertThat(h.post("/v1/completions", SMALL).statusCode()).isEqualTo(401);
-            assertThat(h.post("/v1/completions", SMALL, "Authorization", "Bearer wrong").statusCode()).isEqualTo(401);
-            assertThat(h.post("/v1/completions", SMALL, "Authorization", "Bearer s3cret").statusCode()).isEqualTo(200);
+            assertThat(h.post("/v1/completions", SMALL, "Authorization", "Bearer wrong")
+                            .statusCode())
+                    .isEqualTo(401);
+            assertThat(h.post("/v1/completions", SMALL, "Authorization", "Bearer s3cret")
+                            .statusCode())
+                    .isEqualTo(200);
             HttpResponse<String> unauthorized = h.get("/v1/models");
             assertThat(unauthorized.statusCode()).isEqualTo(401);
-            assertThat(ServerHarness.json(unauthorized).get("error").get("message").asText()).contains("Unauthorized");
+            assertThat(ServerHarness.json(unauthorized)
+                            .get("error")
+                            .get("message")
+                            .asText())
+                    .contains("Unauthorized");
             assertThat(h.get("/health").statusCode()).isEqualTo(200);
             assertThat(h.get("/metrics").statusCode()).isEqualTo(200);
         }
@@ -48,12 +56,20 @@ class ServerGuardsTest {
 
     @Test
     void fullQueueAnswers429AndNothingIsLost() throws Exception {
-        try (ServerHarness h = new ServerHarness(dir, List.of(), "--max-num-seqs", "1", "--max-waiting-requests", "2",
-                "--sim-latency-ms", "2,0,0,0,0,0")) {
+        try (ServerHarness h = new ServerHarness(
+                dir,
+                List.of(),
+                "--max-num-seqs",
+                "1",
+                "--max-waiting-requests",
+                "2",
+                "--sim-latency-ms",
+                "2,0,0,0,0,0")) {
             ExecutorService pool = Executors.newFixedThreadPool(12);
             List<Future<HttpResponse<String>>> futures = new ArrayList<>();
             for (int i = 0; i < 12; i++) {
-                futures.add(pool.submit(() -> h.post("/v1/completions",
+                futures.add(pool.submit(() -> h.post(
+                        "/v1/completions",
                         "{\"model\":\"test-model\",\"prompt\":\"hi\",\"max_tokens\":40,\"ignore_eos\":true}")));
             }
             int ok = 0, tooMany = 0;
@@ -62,7 +78,8 @@ class ServerGuardsTest {
                 if (r.statusCode() == 200) ok++;
                 else if (r.statusCode() == 429) {
                     tooMany++;
-                    assertThat(ServerHarness.json(r).get("error").get("message").asText()).contains("queue is full");
+                    assertThat(ServerHarness.json(r).get("error").get("message").asText())
+                            .contains("queue is full");
                 }
             }
             pool.shutdown();
@@ -71,9 +88,11 @@ class ServerGuardsTest {
             assertThat(tooMany).isPositive();
             // The last answer can leave before its step's snapshot is published: wait for it.
             int answered = ok;
-            Await.until("every answer in the snapshot",
+            Await.until(
+                    "every answer in the snapshot",
                     () -> h.server.engine().snapshot().counters().finished().total() >= answered);
-            assertThat(h.server.engine().snapshot().counters().finished().total()).isEqualTo(ok);
+            assertThat(h.server.engine().snapshot().counters().finished().total())
+                    .isEqualTo(ok);
         }
     }
 
@@ -82,13 +101,17 @@ class ServerGuardsTest {
         ServerHarness h = new ServerHarness(dir, List.of(), "--sim-latency-ms", "5,0,0,0,0,0");
         CompletableFuture<HttpResponse<String>> inFlight = CompletableFuture.supplyAsync(() -> {
             try {
-                return h.post("/v1/completions", "{\"model\":\"test-model\",\"prompt\":\"hi\",\"max_tokens\":200,\"ignore_eos\":true}");
+                return h.post(
+                        "/v1/completions",
+                        "{\"model\":\"test-model\",\"prompt\":\"hi\",\"max_tokens\":200,\"ignore_eos\":true}");
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
         });
-        Await.until("the long request running", () -> h.server.engine().snapshot().numRunning() > 0);
-        CompletableFuture<Void> stopping = CompletableFuture.runAsync(() -> h.server.stopGracefully(Duration.ofSeconds(30)));
+        Await.until(
+                "the long request running", () -> h.server.engine().snapshot().numRunning() > 0);
+        CompletableFuture<Void> stopping =
+                CompletableFuture.runAsync(() -> h.server.stopGracefully(Duration.ofSeconds(30)));
         // The long request (200 steps) is still running: the server is draining, not gone.
         Await.until("health says draining", () -> health(h) == 503);
         HttpResponse<String> refused = h.post("/v1/completions", SMALL);
@@ -96,7 +119,11 @@ class ServerGuardsTest {
         assertThat(h.get("/health").statusCode()).isEqualTo(503);
         HttpResponse<String> done = inFlight.get(30, TimeUnit.SECONDS);
         assertThat(done.statusCode()).isEqualTo(200);
-        assertThat(ServerHarness.json(done).get("usage").get("completion_tokens").asInt()).isEqualTo(200);
+        assertThat(ServerHarness.json(done)
+                        .get("usage")
+                        .get("completion_tokens")
+                        .asInt())
+                .isEqualTo(200);
         stopping.get(30, TimeUnit.SECONDS);
     }
 
@@ -104,28 +131,37 @@ class ServerGuardsTest {
     void resolverLoadsUnknownAdaptersFromItsDirectory() throws Exception {
         Path resolverDir = dir.resolve("resolver");
         ServerHarness.writeAdapter(resolverDir, "delta");
-        try (ServerHarness h = new ServerHarness(dir, List.of(), "--enable-lora", "--lora-resolver-dir", resolverDir.toString())) {
+        try (ServerHarness h =
+                new ServerHarness(dir, List.of(), "--enable-lora", "--lora-resolver-dir", resolverDir.toString())) {
             var r = h.post("/v1/completions", "{\"model\":\"delta\",\"prompt\":\"hi\",\"max_tokens\":2}");
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(h.get("/v1/models").body()).contains("\"delta\"");
-            assertThat(h.post("/v1/completions", "{\"model\":\"missing\",\"prompt\":\"hi\"}").statusCode()).isEqualTo(404);
-            assertThat(h.post("/v1/completions", "{\"model\":\"../resolver/delta\",\"prompt\":\"hi\"}").statusCode()).isEqualTo(404);
+            assertThat(h.post("/v1/completions", "{\"model\":\"missing\",\"prompt\":\"hi\"}")
+                            .statusCode())
+                    .isEqualTo(404);
+            assertThat(h.post("/v1/completions", "{\"model\":\"../resolver/delta\",\"prompt\":\"hi\"}")
+                            .statusCode())
+                    .isEqualTo(404);
         }
     }
 
     @Test
     void anAdapterWhoseWeightsVanishedFailsWith500AndTheServerKeepsServing() throws Exception {
-        try (ServerHarness h = new ServerHarness(dir, List.of("gone", "keep"), "--enable-lora", "--max-loras", "1",
-                "--max-cpu-loras", "1")) {
+        try (ServerHarness h = new ServerHarness(
+                dir, List.of("gone", "keep"), "--enable-lora", "--max-loras", "1", "--max-cpu-loras", "1")) {
             // Host memory holds one adapter: "gone" was evicted by "keep" at start-up and must come from storage.
             Files.delete(dir.resolve("gone").resolve("adapter_model.safetensors"));
-            HttpResponse<String> r = h.post("/v1/completions", "{\"model\":\"gone\",\"prompt\":\"hi\",\"max_tokens\":2}");
+            HttpResponse<String> r =
+                    h.post("/v1/completions", "{\"model\":\"gone\",\"prompt\":\"hi\",\"max_tokens\":2}");
             assertThat(r.statusCode()).isEqualTo(500);
             assertThat(ServerHarness.json(r).get("error").get("message").asText())
-                    .contains("Adapter 'gone' failed to load").contains("missing or truncated");
-            assertThat(h.post("/v1/completions", "{\"model\":\"keep\",\"prompt\":\"hi\",\"max_tokens\":2}").statusCode())
+                    .contains("Adapter 'gone' failed to load")
+                    .contains("missing or truncated");
+            assertThat(h.post("/v1/completions", "{\"model\":\"keep\",\"prompt\":\"hi\",\"max_tokens\":2}")
+                            .statusCode())
                     .isEqualTo(200);
-            assertThat(h.server.engine().snapshot().counters().finished().error()).isEqualTo(1);
+            assertThat(h.server.engine().snapshot().counters().finished().error())
+                    .isEqualTo(1);
         }
     }
 
@@ -135,8 +171,8 @@ class ServerGuardsTest {
                 .hasMessage("--sim-text must be random or echo, got poetry");
         Assertions.assertThatThrownBy(() -> ServeCommand.parse("--lora-modules", "{\"name\":\"x\"}", "--enable-lora"))
                 .hasMessageContaining("Invalid fields for --lora-modules");
-        Assertions.assertThatThrownBy(() -> PatchbayServer.start(ServeCommand.parse("--max-loras", "4",
-                        "--max-cpu-loras", "2", "--demo-adapters", "0", "--port", "0")))
+        Assertions.assertThatThrownBy(() -> PatchbayServer.start(ServeCommand.parse(
+                        "--max-loras", "4", "--max-cpu-loras", "2", "--demo-adapters", "0", "--port", "0")))
                 .hasMessage("max_cpu_loras (2) must be >= max_loras (4)");
     }
 

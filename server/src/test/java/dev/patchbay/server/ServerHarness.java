@@ -18,12 +18,22 @@ import java.util.List;
 final class ServerHarness implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
     final PatchbayServer server;
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final String base;
 
     ServerHarness(Path adapterDir, List<String> adapters, String... extraArgs) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--model", "sim:test-model", "--host", "127.0.0.1", "--port", "0",
-                "--demo-adapters", "0", "--lora-allowed-dirs", adapterDir.toString()));
+        List<String> args = new ArrayList<>(List.of(
+                "--model",
+                "sim:test-model",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--demo-adapters",
+                "0",
+                "--lora-allowed-dirs",
+                adapterDir.toString()));
         for (String a : adapters) {
             writeAdapter(adapterDir, a);
             args.add("--lora-modules");
@@ -35,18 +45,29 @@ final class ServerHarness implements AutoCloseable {
     }
 
     static Path writeAdapter(Path dir, String name) throws IOException {
-        return PeftWriter.write(dir.resolve(name), SimModel.DEFAULT_CONFIG, "test-model", 8, 16, List.of("q_proj", "v_proj"),
+        return PeftWriter.write(
+                dir.resolve(name),
+                SimModel.DEFAULT_CONFIG,
+                "test-model",
+                8,
+                16,
+                List.of("q_proj", "v_proj"),
                 name.hashCode());
     }
 
     HttpResponse<String> get(String path) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30)).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                        .timeout(Duration.ofSeconds(30))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     HttpResponse<String> post(String path, String body, String... headers) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+                .timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         for (int i = 0; i < headers.length; i += 2) b.header(headers[i], headers[i + 1]);
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }

@@ -41,8 +41,12 @@ class StatsLoggerTest {
     }
 
     private void register(String name) throws Exception {
-        core.loadAdapter(name, PeftWriter.write(dir.resolve(name), SimModel.DEFAULT_CONFIG, "m", 8, 16,
-                List.of("q_proj"), name.hashCode()), false, false);
+        core.loadAdapter(
+                name,
+                PeftWriter.write(
+                        dir.resolve(name), SimModel.DEFAULT_CONFIG, "m", 8, 16, List.of("q_proj"), name.hashCode()),
+                false,
+                false);
     }
 
     private void submit(String adapter, int outputTokens) throws Exception {
@@ -52,7 +56,8 @@ class StatsLoggerTest {
     private void submit(String adapter, int promptTokens, int outputTokens) throws Exception {
         int[] prompt = new int[promptTokens];
         for (int i = 0; i < promptTokens; i++) prompt[i] = 300 + i;
-        core.submit(new EngineRequest(prompt, adapter, SamplingParams.fixedLength(outputTokens), clock.nanos(), out -> {}));
+        core.submit(
+                new EngineRequest(prompt, adapter, SamplingParams.fixedLength(outputTokens), clock.nanos(), out -> {}));
     }
 
     /**
@@ -72,8 +77,14 @@ class StatsLoggerTest {
 
     @Test
     void anIntervalWithWorkReportsItsThroughputRequestsKvUseSlotsAndLoads() throws Exception {
-        StatsLogger logger = start(EngineConfig.builder("m").enableLora(true).maxLoras(2).maxCpuLoras(3)
-                .numKvBlocks(1000).maxModelLen(4096).seed(3).build());
+        StatsLogger logger = start(EngineConfig.builder("m")
+                .enableLora(true)
+                .maxLoras(2)
+                .maxCpuLoras(3)
+                .numKvBlocks(1000)
+                .maxModelLen(4096)
+                .seed(3)
+                .build());
         register("a");
         register("b");
         nextInterval(logger);
@@ -88,23 +99,31 @@ class StatsLoggerTest {
         Counters after = core.snapshot().counters();
         long generated = after.generationTokens() - before.generationTokens();
         assertThat(generated).isPositive();
-        assertThat(lines).containsExactly(String.format(Locale.ROOT,
-                "Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: 4 reqs,"
-                        + " Waiting: 0 reqs, GPU KV cache usage: %.1f%%, LoRA adapters in slots: 2/2,"
-                        + " LoRA loads: 4 (2 from disk, 2 into slots)",
-                (after.promptTokens() - before.promptTokens()) / seconds, generated / seconds,
-                core.snapshot().kvCacheUsage() * 100));
+        assertThat(lines)
+                .containsExactly(String.format(
+                        Locale.ROOT,
+                        "Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: 4 reqs,"
+                                + " Waiting: 0 reqs, GPU KV cache usage: %.1f%%, LoRA adapters in slots: 2/2,"
+                                + " LoRA loads: 4 (2 from disk, 2 into slots)",
+                        (after.promptTokens() - before.promptTokens()) / seconds,
+                        generated / seconds,
+                        core.snapshot().kvCacheUsage() * 100));
     }
 
     @Test
     void theLineStopsOnceTheEngineIsIdleAndComesBackWithWork() throws Exception {
-        StatsLogger logger = start(EngineConfig.builder("m").enableLora(true).maxLoras(1).maxCpuLoras(2)
-                .numKvBlocks(100).build());
+        StatsLogger logger = start(EngineConfig.builder("m")
+                .enableLora(true)
+                .maxLoras(1)
+                .maxCpuLoras(2)
+                .numKvBlocks(100)
+                .build());
         register("a");
         submit("a", 50);
         nextInterval(logger);
         assertThat(lines).hasSize(1);
-        assertThat(lines.get(0)).contains("Running: 0 reqs, Waiting: 0 reqs", "LoRA loads: 2 (1 from disk, 1 into slots)");
+        assertThat(lines.get(0))
+                .contains("Running: 0 reqs, Waiting: 0 reqs", "LoRA loads: 2 (1 from disk, 1 into slots)");
 
         nextInterval(logger);
         nextInterval(logger);
@@ -114,7 +133,8 @@ class StatsLoggerTest {
         submit(null, 5);
         nextInterval(logger);
         assertThat(lines).hasSize(2);
-        assertThat(lines.get(1)).contains("Running: 0 reqs", "LoRA adapters in slots: 1/1", "LoRA loads: 0 (0 from disk, 0 into slots)")
+        assertThat(lines.get(1))
+                .contains("Running: 0 reqs", "LoRA adapters in slots: 1/1", "LoRA loads: 0 (0 from disk, 0 into slots)")
                 .doesNotContain("Avg generation throughput: 0.0");
 
         // An unload while idle changes what the slots hold: one line says so.
@@ -129,14 +149,19 @@ class StatsLoggerTest {
     @Test
     void preemptionsAndPrefixCacheHitsShowWhenTheyHappen() throws Exception {
         // 6 blocks of 16 tokens for two requests growing to 64 tokens (4 blocks) each: one is preempted.
-        StatsLogger logger = start(EngineConfig.builder("m").enablePrefixCaching(true).numKvBlocks(6).build());
+        StatsLogger logger = start(EngineConfig.builder("m")
+                .enablePrefixCaching(true)
+                .numKvBlocks(6)
+                .build());
         submit(null, 60);
         submit(null, 60);
         nextInterval(logger);
         assertThat(core.snapshot().counters().preemptions()).isPositive();
         assertThat(lines).hasSize(1);
-        assertThat(lines.get(0)).contains("Preemptions: " + core.snapshot().counters().preemptions() + ", ")
-                .contains("Prefix cache hit rate: ").doesNotContain("LoRA");
+        assertThat(lines.get(0))
+                .contains("Preemptions: " + core.snapshot().counters().preemptions() + ", ")
+                .contains("Prefix cache hit rate: ")
+                .doesNotContain("LoRA");
     }
 
     @Test
@@ -145,13 +170,19 @@ class StatsLoggerTest {
         StatsLogger logger = start(EngineConfig.builder("m").numKvBlocks(2).build());
         submit(null, 40, 4);
         for (int i = 0; i < 3; i++) nextInterval(logger);
-        assertThat(lines).hasSize(3).allSatisfy(l -> assertThat(l).startsWith("Avg prompt throughput: 0.0 tokens/s,"
-                + " Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 1 reqs, GPU KV cache usage: 0.0%"));
+        assertThat(lines)
+                .hasSize(3)
+                .allSatisfy(
+                        l -> assertThat(l)
+                                .startsWith(
+                                        "Avg prompt throughput: 0.0 tokens/s,"
+                                                + " Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 1 reqs, GPU KV cache usage: 0.0%"));
     }
 
     @Test
     void theIntervalIsTheTimeSinceTheLastTick() throws Exception {
-        StatsLogger logger = start(EngineConfig.builder("m").numKvBlocks(1000).maxModelLen(4096).build());
+        StatsLogger logger = start(
+                EngineConfig.builder("m").numKvBlocks(1000).maxModelLen(4096).build());
         submit(null, 100_000);
         nextInterval(logger, 2 * SECOND);
         Counters first = core.snapshot().counters();
@@ -159,15 +190,19 @@ class StatsLoggerTest {
         Counters second = core.snapshot().counters();
         assertThat(seconds).isBetween(5.0, 5.1);
         assertThat(lines).hasSize(2);
-        assertThat(lines.get(1)).contains(String.format(Locale.ROOT, "Avg generation throughput: %.1f tokens/s",
-                (second.generationTokens() - first.generationTokens()) / seconds));
+        assertThat(lines.get(1))
+                .contains(String.format(
+                        Locale.ROOT,
+                        "Avg generation throughput: %.1f tokens/s",
+                        (second.generationTokens() - first.generationTokens()) / seconds));
     }
 
     @Test
     void serveLogsTheLineUnlessToldNotTo() throws Exception {
-        assertThat(new picocli.CommandLine(new ServeCommand()).getUsageMessage()).contains("--disable-log-stats");
+        assertThat(new picocli.CommandLine(new ServeCommand()).getUsageMessage())
+                .contains("--disable-log-stats");
         try (ServerHarness on = new ServerHarness(dir, List.of());
-             ServerHarness off = new ServerHarness(dir, List.of(), "--disable-log-stats")) {
+                ServerHarness off = new ServerHarness(dir, List.of(), "--disable-log-stats")) {
             assertThat(on.server.logsStats()).isTrue();
             assertThat(off.server.logsStats()).isFalse();
         }

@@ -14,8 +14,7 @@ public final class Await {
     /** Polls start at once and back off to this, so a costly condition (an HTTP query) does not flood its target. */
     private static final long MAX_POLL_NANOS = 50_000_000;
 
-    private Await() {
-    }
+    private Await() {}
 
     /** Returns once {@code condition} holds; fails naming {@code what} after {@link #DEFAULT_DEADLINE}. */
     public static void until(String what, BooleanSupplier condition) {

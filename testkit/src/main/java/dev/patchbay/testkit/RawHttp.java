@@ -21,8 +21,7 @@ public final class RawHttp {
     /** Long enough that a busy machine never hits it; it turns a server that never answers into a failure. */
     private static final int READ_TIMEOUT_MILLIS = 60_000;
 
-    private RawHttp() {
-    }
+    private RawHttp() {}
 
     /** One HTTP answer: status, headers with lower-case names, body as text. */
     public record Response(int status, Map<String, String> headers, String body) {
@@ -63,7 +62,9 @@ public final class RawHttp {
         Map<String, String> headers = new LinkedHashMap<>();
         for (String header = line(in); header != null && !header.isEmpty(); header = line(in)) {
             int colon = header.indexOf(':');
-            headers.put(header.substring(0, colon).trim().toLowerCase(Locale.ROOT), header.substring(colon + 1).trim());
+            headers.put(
+                    header.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+                    header.substring(colon + 1).trim());
         }
         byte[] body;
         if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {

@@ -1,10 +1,9 @@
 package dev.patchbay.testkit;
 
-import org.opentest4j.TestAbortedException;
-
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.opentest4j.TestAbortedException;
 
 /**
  * An outside program a test runs (promtool, prometheus, python3 with a module). Where it is missing the test is
@@ -12,8 +11,7 @@ import java.nio.file.Path;
  * {@code scripts/test-prereqs.sh} installs it: a CI run never passes by skipping.
  */
 public final class RequiredTool {
-    private RequiredTool() {
-    }
+    private RequiredTool() {}
 
     /** The program {@code name} on {@code PATH} (or in /usr/bin). */
     public static Path onPath(String name, String installHint) {
@@ -49,7 +47,8 @@ public final class RequiredTool {
                 return dir;
             }
         }
-        throw new AssertionError("no scripts/third-party.sh above " + Path.of("").toAbsolutePath());
+        throw new AssertionError(
+                "no scripts/third-party.sh above " + Path.of("").toAbsolutePath());
     }
 
     /** A test's way to say a tool it needs is absent: skipped locally, failed under CI. */

@@ -13,6 +13,14 @@ import dev.patchbay.engine.stats.StepStats;
 import dev.patchbay.metrics.EngineMetrics;
 import dev.patchbay.metrics.MetricsOptions;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -24,15 +32,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Random;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Cost of a {@code /metrics} scrape with many resident adapters while a workload runs: between two scrapes the
@@ -57,9 +56,14 @@ public class MetricsScrapeBenchmark {
     private static final int SLOTS = 8;
     private static final int QUEUED_CHANGES_PER_STEP = 8;
     private static final int STEPS = 256;
-    private static final Set<String> ROUTER_FAMILIES = Set.of("vllm:num_requests_running",
-            "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:lora_requests_info",
-            "vllm:max_gpu_lora_adapters", "vllm:lora_adapter_loaded", "vllm:num_lora_requests_running",
+    private static final Set<String> ROUTER_FAMILIES = Set.of(
+            "vllm:num_requests_running",
+            "vllm:num_requests_waiting",
+            "vllm:kv_cache_usage_perc",
+            "vllm:lora_requests_info",
+            "vllm:max_gpu_lora_adapters",
+            "vllm:lora_adapter_loaded",
+            "vllm:num_lora_requests_running",
             "vllm:num_lora_requests_waiting");
 
     /** Resident adapters: {@value SLOTS} in batch slots, the rest in host memory. */
@@ -74,14 +78,21 @@ public class MetricsScrapeBenchmark {
 
     @Setup
     public void setUp() throws IOException {
-        EngineConfig config = EngineConfig.builder(MODEL).enableLora(true).maxLoras(SLOTS).maxCpuLoras(adapters)
-                .enablePrefixCaching(true).build();
+        EngineConfig config = EngineConfig.builder(MODEL)
+                .enableLora(true)
+                .maxLoras(SLOTS)
+                .maxCpuLoras(adapters)
+                .enablePrefixCaching(true)
+                .build();
         steps = workload(new Random(2026));
         latest = steps[0];
         metrics = new EngineMetrics(MetricsOptions.of(config), () -> latest);
         for (EngineSnapshot s : steps) metrics.accept(s);
-        System.out.printf("%n%d resident adapters: page %d bytes (text), %d bytes (router families)%n", adapters,
-                metrics.scrape().body().length, metrics.scrape(ROUTER_FAMILIES, null).body().length);
+        System.out.printf(
+                "%n%d resident adapters: page %d bytes (text), %d bytes (router families)%n",
+                adapters,
+                metrics.scrape().body().length,
+                metrics.scrape(ROUTER_FAMILIES, null).body().length);
     }
 
     /** One engine step, then the scrape that follows it. */
@@ -123,8 +134,19 @@ public class MetricsScrapeBenchmark {
         List<AdapterState> states = new ArrayList<>(adapters);
         for (int i = 0; i < adapters; i++) {
             AdapterState.Level level = i < SLOTS ? AdapterState.Level.GPU : AdapterState.Level.CPU;
-            states.add(new AdapterState(String.format("adapter-%04d", i), i + 1, 0, 0, level, false, i % 50 == 0,
-                    16, 8L << 20, 0, 0, FinishCounts.ZERO));
+            states.add(new AdapterState(
+                    String.format("adapter-%04d", i),
+                    i + 1,
+                    0,
+                    0,
+                    level,
+                    false,
+                    i % 50 == 0,
+                    16,
+                    8L << 20,
+                    0,
+                    0,
+                    FinishCounts.ZERO));
         }
         EngineSnapshot[] out = new EngineSnapshot[STEPS];
         long prompt = 0, generation = 0;
@@ -136,34 +158,76 @@ public class MetricsScrapeBenchmark {
                 AdapterState a = states.get(i);
                 boolean finishes = random.nextInt(4) == 0;
                 FinishCounts f = finishes ? a.finished().plus(FinishReason.STOP) : a.finished();
-                states.set(i, new AdapterState(a.name(), a.id(), 1 + random.nextInt(8), random.nextInt(3),
-                        a.level(), false, a.pinned(), a.rank(), a.memoryBytes(), a.promptTokens() + 200,
-                        a.generationTokens() + 8, f));
+                states.set(
+                        i,
+                        new AdapterState(
+                                a.name(),
+                                a.id(),
+                                1 + random.nextInt(8),
+                                random.nextInt(3),
+                                a.level(),
+                                false,
+                                a.pinned(),
+                                a.rank(),
+                                a.memoryBytes(),
+                                a.promptTokens() + 200,
+                                a.generationTokens() + 8,
+                                f));
                 first.add(new StepStats.FirstToken(a.name(), 0.05 + random.nextDouble() / 10));
                 if (finishes) {
-                    done.add(new FinishedRequest(a.name(), FinishReason.STOP, 200, 64, 128, 1, 2.5, 0.1, 0.2, 2.2,
-                            2.4, 0.035));
+                    done.add(new FinishedRequest(
+                            a.name(), FinishReason.STOP, 200, 64, 128, 1, 2.5, 0.1, 0.2, 2.2, 2.4, 0.035));
                     finished = finished.plus(FinishReason.STOP);
                 }
             }
             for (int k = 0; k < QUEUED_CHANGES_PER_STEP && adapters > SLOTS; k++) {
                 int i = SLOTS + random.nextInt(adapters - SLOTS);
                 AdapterState a = states.get(i);
-                states.set(i, new AdapterState(a.name(), a.id(), 0, random.nextInt(3), a.level(), false, a.pinned(),
-                        a.rank(), a.memoryBytes(), a.promptTokens(), a.generationTokens(), a.finished()));
+                states.set(
+                        i,
+                        new AdapterState(
+                                a.name(),
+                                a.id(),
+                                0,
+                                random.nextInt(3),
+                                a.level(),
+                                false,
+                                a.pinned(),
+                                a.rank(),
+                                a.memoryBytes(),
+                                a.promptTokens(),
+                                a.generationTokens(),
+                                a.finished()));
             }
             prompt += 1600;
             generation += 64;
-            out[step] = snapshot(step, states, prompt, generation, finished, new StepStats(true, 1664,
-                    Math.min(SLOTS, adapters), first, List.of(0.03, 0.031, 0.029), done,
-                    step % 16 == 0 ? List.of(new AdapterLoad("adapter-0001", AdapterLoad.Source.CPU, 0.004))
-                            : List.of()));
+            out[step] = snapshot(
+                    step,
+                    states,
+                    prompt,
+                    generation,
+                    finished,
+                    new StepStats(
+                            true,
+                            1664,
+                            Math.min(SLOTS, adapters),
+                            first,
+                            List.of(0.03, 0.031, 0.029),
+                            done,
+                            step % 16 == 0
+                                    ? List.of(new AdapterLoad("adapter-0001", AdapterLoad.Source.CPU, 0.004))
+                                    : List.of()));
         }
         return out;
     }
 
-    private EngineSnapshot snapshot(int step, List<AdapterState> states, long prompt, long generation,
-                                    FinishCounts finished, StepStats lastStep) {
+    private EngineSnapshot snapshot(
+            int step,
+            List<AdapterState> states,
+            long prompt,
+            long generation,
+            FinishCounts finished,
+            StepStats lastStep) {
         List<String> running = new ArrayList<>(), waiting = new ArrayList<>();
         int numRunning = 0, numWaiting = 0;
         for (AdapterState a : states) {
@@ -172,13 +236,42 @@ public class MetricsScrapeBenchmark {
             numRunning += a.running();
             numWaiting += a.waiting();
         }
-        LoraState lora = new LoraState(SLOTS, adapters, 16, "auto", List.copyOf(states), Math.min(SLOTS, adapters),
-                Math.max(0, adapters - SLOTS), running, waiting, 1.76e9 + step);
-        Counters counters = new Counters(step / 10, prompt, generation, finished,
+        LoraState lora = new LoraState(
+                SLOTS,
+                adapters,
+                16,
+                "auto",
+                List.copyOf(states),
+                Math.min(SLOTS, adapters),
+                Math.max(0, adapters - SLOTS),
+                running,
+                waiting,
+                1.76e9 + step);
+        Counters counters = new Counters(
+                step / 10,
+                prompt,
+                generation,
+                finished,
                 new Counters.PrefixCache(prompt, prompt / 3),
-                new Counters.Lora(new Counters.BySource(adapters, step / 16), Counters.ByTier.ZERO,
-                        new Counters.ByTier(step * 8L, step / 16), new Counters.ByTier(step * 8L, step / 16), 0));
-        return new EngineSnapshot(step, step * 20_000_000L, 1.76e9 + step * 0.02, MODEL, numRunning, numWaiting,
-                8192, 4000 + step, 16, true, lora, counters, lastStep);
+                new Counters.Lora(
+                        new Counters.BySource(adapters, step / 16),
+                        Counters.ByTier.ZERO,
+                        new Counters.ByTier(step * 8L, step / 16),
+                        new Counters.ByTier(step * 8L, step / 16),
+                        0));
+        return new EngineSnapshot(
+                step,
+                step * 20_000_000L,
+                1.76e9 + step * 0.02,
+                MODEL,
+                numRunning,
+                numWaiting,
+                8192,
+                4000 + step,
+                16,
+                true,
+                lora,
+                counters,
+                lastStep);
     }
 }

@@ -8,6 +8,12 @@ import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -19,13 +25,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Random;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Router pick latency: filters, scorers and the picker over a pool of endpoints whose metrics
@@ -100,7 +99,10 @@ public class PickBenchmark {
                 waiting.add(adapter);
             }
         }
-        return m.slots(SLOTS, inSlots).activeAdapters(active).waitingAdapters(waiting).build();
+        return m.slots(SLOTS, inSlots)
+                .activeAdapters(active)
+                .waitingAdapters(waiting)
+                .build();
     }
 
     @Benchmark

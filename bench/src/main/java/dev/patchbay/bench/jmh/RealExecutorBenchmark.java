@@ -53,7 +53,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 2, time = 5)
 @Measurement(iterations = 3, time = 5)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx6g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx6g"})
 public class RealExecutorBenchmark {
     static final int THREADS = 2;
     static final int BLOCK_SIZE = 16;
@@ -61,17 +63,21 @@ public class RealExecutorBenchmark {
     static final int PROMPT = 32;
     static final int RANK = 16;
     static final List<String> QV = List.of("q_proj", "v_proj");
-    static final List<String> ALL = List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
+    static final List<String> ALL =
+            List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
 
     static Path modelDir() throws IOException {
-        Path dir = Path.of(System.getProperty("patchbay.bench.model",
-                Path.of(System.getProperty("java.io.tmpdir"), "patchbay-smollm2-135m").toString()));
+        Path dir = Path.of(System.getProperty(
+                "patchbay.bench.model",
+                Path.of(System.getProperty("java.io.tmpdir"), "patchbay-smollm2-135m")
+                        .toString()));
         ModelGenerator.Spec spec = ModelGenerator.Spec.smolLm2();
         if (!Files.exists(dir.resolve("config.json"))) ModelGenerator.writeModel(dir, spec);
         for (List<String> targets : List.of(QV, ALL)) {
             for (int i = 0; i < 16; i++) {
                 Path a = adapterDir(dir, targets, i);
-                if (!Files.exists(a.resolve(PeftReader.CONFIG_FILE))) ModelGenerator.writeAdapter(a, spec, RANK, 2 * RANK, targets, 100 + i);
+                if (!Files.exists(a.resolve(PeftReader.CONFIG_FILE)))
+                    ModelGenerator.writeAdapter(a, spec, RANK, 2 * RANK, targets, 100 + i);
             }
         }
         return dir;
@@ -80,12 +86,14 @@ public class RealExecutorBenchmark {
     static Path f16ModelDir() throws IOException {
         Path bf16 = modelDir();
         Path dir = bf16.resolveSibling(bf16.getFileName() + "-f16");
-        if (!Files.exists(dir.resolve("config.json"))) ModelGenerator.writeModel(dir, ModelGenerator.Spec.smolLm2().withDtype("F16"));
+        if (!Files.exists(dir.resolve("config.json")))
+            ModelGenerator.writeModel(dir, ModelGenerator.Spec.smolLm2().withDtype("F16"));
         return dir;
     }
 
     static Path adapterDir(Path model, List<String> targets, int i) {
-        return model.resolve("adapters-r" + RANK + "-" + String.join("-", targets)).resolve("a" + i);
+        return model.resolve("adapters-r" + RANK + "-" + String.join("-", targets))
+                .resolve("a" + i);
     }
 
     /** Counts generated tokens, so JMH reports tokens/s beside steps/s. */
@@ -111,7 +119,9 @@ public class RealExecutorBenchmark {
             LlamaExecutor ex = model.executor();
             for (int i = 0; i < 16; i++) {
                 ex.activate(i, ex.loadAdapter(PeftReader.read("qv" + i, adapterDir(dir, QV, i), model.config(), RANK)));
-                ex.activate(16 + i, ex.loadAdapter(PeftReader.read("all" + i, adapterDir(dir, ALL, i), model.config(), RANK)));
+                ex.activate(
+                        16 + i,
+                        ex.loadAdapter(PeftReader.read("all" + i, adapterDir(dir, ALL, i), model.config(), RANK)));
             }
             batch1 = new Decoder(ex, 1, 0, -1);
             batch16 = new Decoder(ex, 16, 16, -1);
@@ -158,11 +168,21 @@ public class RealExecutorBenchmark {
                 for (int i = 0; i < PROMPT; i++) prompt[i] = 100 + 37 * s + i;
                 int[] blocks = new int[BLOCKS_PER_SEQUENCE];
                 for (int b = 0; b < blocks.length; b++) blocks[b] = (firstSequence + s) * BLOCKS_PER_SEQUENCE + b;
-                sequences.add(new ScheduledSequence(s, prompt, 0, blocks, firstSlot < 0 ? -1 : firstSlot + s, true, params,
-                        new SplittableRandom(s), prompt, 0));
+                sequences.add(new ScheduledSequence(
+                        s,
+                        prompt,
+                        0,
+                        blocks,
+                        firstSlot < 0 ? -1 : firstSlot + s,
+                        true,
+                        params,
+                        new SplittableRandom(s),
+                        prompt,
+                        0));
             }
-            next = executor.execute(new Batch(sequences, PROMPT * batch, PROMPT * batch, 0, firstSlot < 0 ? 0 : batch,
-                    BLOCK_SIZE)).nextTokens();
+            next = executor.execute(new Batch(
+                            sequences, PROMPT * batch, PROMPT * batch, 0, firstSlot < 0 ? 0 : batch, BLOCK_SIZE))
+                    .nextTokens();
         }
 
         int step() {
@@ -170,11 +190,21 @@ public class RealExecutorBenchmark {
             List<ScheduledSequence> step = new ArrayList<>(sequences.size());
             for (int s = 0; s < sequences.size(); s++) {
                 ScheduledSequence q = sequences.get(s);
-                step.add(new ScheduledSequence(q.requestId(), new int[] {next[s]}, position, q.blockTable(), q.adapterSlot(),
-                        true, q.params(), q.rng(), q.prompt(), position - PROMPT + 1));
+                step.add(new ScheduledSequence(
+                        q.requestId(),
+                        new int[] {next[s]},
+                        position,
+                        q.blockTable(),
+                        q.adapterSlot(),
+                        true,
+                        q.params(),
+                        q.rng(),
+                        q.prompt(),
+                        position - PROMPT + 1));
             }
             int adapters = sequences.get(0).adapterSlot() < 0 ? 0 : sequences.size();
-            next = executor.execute(new Batch(step, step.size(), 0, step.size(), adapters, BLOCK_SIZE)).nextTokens();
+            next = executor.execute(new Batch(step, step.size(), 0, step.size(), adapters, BLOCK_SIZE))
+                    .nextTokens();
             position++;
             return step.size();
         }

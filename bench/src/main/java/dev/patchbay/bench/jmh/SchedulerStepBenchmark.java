@@ -2,6 +2,8 @@ package dev.patchbay.bench.jmh;
 
 import dev.patchbay.engine.EngineConfig;
 import dev.patchbay.engine.EngineRequest;
+import dev.patchbay.engine.RequestListener;
+import dev.patchbay.engine.RequestOutput;
 import dev.patchbay.engine.RequestRejectedException;
 import dev.patchbay.engine.SamplingParams;
 import dev.patchbay.engine.adapter.PeftWriter;
@@ -29,8 +31,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
-import dev.patchbay.engine.RequestListener;
-import dev.patchbay.engine.RequestOutput;
 
 /**
  * One engine step (commands, scheduling, batch building, output delivery, snapshot) with 256 running
@@ -56,11 +56,32 @@ public class SchedulerStepBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        ModelConfig tiny = new ModelConfig("SimForCausalLM", 64, 2, 4, 2, 16, 128, new SimTokenizer().vocabSize(),
-                1 << 20, 1e-5, 10000, false, false, "float16", null);
+        ModelConfig tiny = new ModelConfig(
+                "SimForCausalLM",
+                64,
+                2,
+                4,
+                2,
+                16,
+                128,
+                new SimTokenizer().vocabSize(),
+                1 << 20,
+                1e-5,
+                10000,
+                false,
+                false,
+                "float16",
+                null);
         SimModel model = new SimModel("bench", tiny, LatencyModel.ZERO, SimulatedExecutor.TextMode.RANDOM, 0);
-        EngineConfig config = EngineConfig.builder("bench").enableLora(true).maxLoras(adapters).maxCpuLoras(adapters)
-                .maxNumSeqs(sequences).maxNumBatchedTokens(8192).numKvBlocks(sequences * 72).maxModelLen(4096).build();
+        EngineConfig config = EngineConfig.builder("bench")
+                .enableLora(true)
+                .maxLoras(adapters)
+                .maxCpuLoras(adapters)
+                .maxNumSeqs(sequences)
+                .maxNumBatchedTokens(8192)
+                .numKvBlocks(sequences * 72)
+                .maxModelLen(4096)
+                .build();
         clock = new VirtualClock();
         core = new EngineCore(config, model, clock, ForkJoinPool.commonPool(), () -> {});
         Path dir = Files.createTempDirectory("patchbay-bench-adapters");
@@ -73,13 +94,14 @@ public class SchedulerStepBenchmark {
         // Admit everyone and get past the prefills.
         for (int i = 0; i < 200; i++) core.runStep();
         if (core.snapshot().numRunning() != sequences) {
-            throw new IllegalStateException("expected " + sequences + " running, got " + core.snapshot().numRunning());
+            throw new IllegalStateException(
+                    "expected " + sequences + " running, got " + core.snapshot().numRunning());
         }
     }
 
     private void submit(int i) throws RequestRejectedException {
-        core.submit(new EngineRequest(prompt, "a" + (i % adapters), SamplingParams.fixedLength(1000), clock.nanos(),
-                new RequestListener() {
+        core.submit(new EngineRequest(
+                prompt, "a" + (i % adapters), SamplingParams.fixedLength(1000), clock.nanos(), new RequestListener() {
                     @Override
                     public void onOutput(RequestOutput out) {
                         if (out.finished()) {

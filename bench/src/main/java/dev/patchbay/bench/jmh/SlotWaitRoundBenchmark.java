@@ -1,14 +1,19 @@
 package dev.patchbay.bench.jmh;
 
+import dev.patchbay.router.flow.SlotWaitQueue;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.pick.Profiles;
-import dev.patchbay.router.flow.SlotWaitQueue;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -20,12 +25,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Random;
-import java.util.concurrent.TimeUnit;
-import java.util.Arrays;
 
 /**
  * One slot-wait round in a saturated burst: {@code held} requests for a zipf-popular catalog of 1,000 adapters wait
@@ -91,8 +90,13 @@ public class SlotWaitRoundBenchmark {
 
     /** Every slot busy with this endpoint's own adapters, which no held request asks for. */
     private static EndpointMetrics allSlotsBusy(int endpoint) {
-        EndpointMetrics.Builder m = EndpointMetrics.builder().modelName("base").waitingRequests(0)
-                .runningRequests(4 * SLOTS).kvCacheUsage(0.5).maxLora(SLOTS).slots(SLOTS, SLOTS);
+        EndpointMetrics.Builder m = EndpointMetrics.builder()
+                .modelName("base")
+                .waitingRequests(0)
+                .runningRequests(4 * SLOTS)
+                .kvCacheUsage(0.5)
+                .maxLora(SLOTS)
+                .slots(SLOTS, SLOTS);
         for (int s = 0; s < SLOTS; s++) {
             String adapter = "busy-" + endpoint + "-" + s;
             m.resident(adapter, AdapterResidency.IN_SLOT).adapterRunning(adapter, 4);

@@ -22,30 +22,47 @@ import java.util.concurrent.atomic.AtomicInteger;
  * over seeds. Runs go in parallel, one fleet per thread; each seed's request stream is drawn once and replayed for
  * every policy.
  */
-public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<Arrivals> arrivals, int seeds,
-                              List<String> policies, long durationNanos, long drainNanos, int threads,
-                              FleetSimulator.ScrapePath scrapePath) {
+public record AcceptanceSweep(
+        List<Target> targets,
+        List<Double> factors,
+        List<Arrivals> arrivals,
+        int seeds,
+        List<String> policies,
+        long durationNanos,
+        long drainNanos,
+        int threads,
+        FleetSimulator.ScrapePath scrapePath) {
     public static final double PEER_SLACK = 1.1;
     public static final double OPERATING_GAIN = 2.0;
     public static final double ROUND_ROBIN_GAIN = 5.0;
     public static final List<Double> DEFAULT_FACTORS = List.of(0.6, 0.8, 1.0, 1.1, 1.2, 1.3);
     public static final List<Arrivals> DEFAULT_ARRIVALS = List.of(Arrivals.POISSON, new Arrivals(2), new Arrivals(4));
-    public static final List<String> DEFAULT_POLICIES = List.of(Profiles.ROUND_ROBIN, Profiles.GIE_LORA,
-            Profiles.LLMD_LOAD_STATE, Profiles.PATCHBAY);
+    public static final List<String> DEFAULT_POLICIES =
+            List.of(Profiles.ROUND_ROBIN, Profiles.GIE_LORA, Profiles.LLMD_LOAD_STATE, Profiles.PATCHBAY);
 
     /** A workload and the rate it is meant to be served at: the highest where the router keeps TTFT p99 low. */
     public record Target(Workload workload, double operatingRate) {
-        public static final List<Target> DEFAULT = List.of(new Target(Workload.gieMultilora(), 140),
-                new Target(Workload.zipf(1000, 1.1), 30));
+        public static final List<Target> DEFAULT =
+                List.of(new Target(Workload.gieMultilora(), 140), new Target(Workload.zipf(1000, 1.1), 30));
     }
 
     /** One fleet run of the sweep. */
     public record Row(String workload, double factor, String arrivals, long seed, RunResult result) {}
 
     /** One point of the sweep judged: the median TTFT p99 and storage loads of each policy over the seeds. */
-    public record Point(String workload, double factor, double rate, String arrivals, List<String> policies,
-                        double[] ttftP99, double[] loads, String bestPeer, double ratioToBestPeer,
-                        double ratioToRoundRobin, double loadsRatioToGieLora, List<String> misses) {
+    public record Point(
+            String workload,
+            double factor,
+            double rate,
+            String arrivals,
+            List<String> policies,
+            double[] ttftP99,
+            double[] loads,
+            String bestPeer,
+            double ratioToBestPeer,
+            double ratioToRoundRobin,
+            double loadsRatioToGieLora,
+            List<String> misses) {
         double ttft(String policy) {
             return ttftP99[policies.indexOf(policy)];
         }
@@ -56,11 +73,14 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
     }
 
     /** The same run and policy in an earlier sweep: a run is a pure function of these, so it need not run again. */
-    private static Row reusable(List<Row> earlier, String workload, double factor, String arrivals, long seed,
-                               String policy) {
+    private static Row reusable(
+            List<Row> earlier, String workload, double factor, String arrivals, long seed, String policy) {
         for (Row r : earlier) {
-            if (r.workload().equals(workload) && r.factor() == factor && r.arrivals().equals(arrivals)
-                    && r.seed() == seed && r.result().policy().equals(policy)) {
+            if (r.workload().equals(workload)
+                    && r.factor() == factor
+                    && r.arrivals().equals(arrivals)
+                    && r.seed() == seed
+                    && r.result().policy().equals(policy)) {
                 return r;
             }
         }
@@ -87,25 +107,51 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
             List<Future<List<Row>>> futures = new ArrayList<>();
             for (Task task : tasks) {
                 futures.add(pool.submit(() -> {
-                    SimSettings settings = SimSettings.defaults(task.target().workload(), durationNanos).withDrain(drainNanos);
+                    SimSettings settings = SimSettings.defaults(task.target().workload(), durationNanos)
+                            .withDrain(drainNanos);
                     double rate = task.target().operatingRate() * task.factor();
-                    Trace trace = Trace.generate(settings.workload(), rate, durationNanos, task.arrivals(),
-                            Trace.Lengths.SHAREGPT_LIKE, settings.maxModelLen(), task.seed());
+                    Trace trace = Trace.generate(
+                            settings.workload(),
+                            rate,
+                            durationNanos,
+                            task.arrivals(),
+                            Trace.Lengths.SHAREGPT_LIKE,
+                            settings.maxModelLen(),
+                            task.seed());
                     List<Row> rows = new ArrayList<>();
                     try (FleetSimulator sim = new FleetSimulator(settings, scrapePath)) {
                         for (String policy : policies) {
-                            Row kept = reusable(earlier, settings.workload().name(), task.factor(),
-                                    task.arrivals().label(), task.seed(), policy);
-                            RunResult r = kept != null ? kept.result()
-                                    : sim.run(policy, trace, rate, task.seed(), f -> {});
-                            rows.add(new Row(settings.workload().name(), task.factor(), task.arrivals().label(),
-                                    task.seed(), r));
+                            Row kept = reusable(
+                                    earlier,
+                                    settings.workload().name(),
+                                    task.factor(),
+                                    task.arrivals().label(),
+                                    task.seed(),
+                                    policy);
+                            RunResult r =
+                                    kept != null ? kept.result() : sim.run(policy, trace, rate, task.seed(), f -> {});
+                            rows.add(new Row(
+                                    settings.workload().name(),
+                                    task.factor(),
+                                    task.arrivals().label(),
+                                    task.seed(),
+                                    r));
                             int n = done.incrementAndGet();
                             synchronized (progress) {
-                                progress.printf(Locale.ROOT, "[%d/%d, %.0f s] %s x%s %s seed %d %s: TTFT p99 %s s, %d loads%s%n",
-                                        n, total, (System.nanoTime() - start) / 1e9, settings.workload().name(),
-                                        Report.number(task.factor()), task.arrivals().label(), task.seed(), policy,
-                                        Report.seconds(r.ttftP99()), r.loadsFromStorage(), kept != null ? " (reused)" : "");
+                                progress.printf(
+                                        Locale.ROOT,
+                                        "[%d/%d, %.0f s] %s x%s %s seed %d %s: TTFT p99 %s s, %d loads%s%n",
+                                        n,
+                                        total,
+                                        (System.nanoTime() - start) / 1e9,
+                                        settings.workload().name(),
+                                        Report.number(task.factor()),
+                                        task.arrivals().label(),
+                                        task.seed(),
+                                        policy,
+                                        Report.seconds(r.ttftP99()),
+                                        r.loadsFromStorage(),
+                                        kept != null ? " (reused)" : "");
                             }
                         }
                     }
@@ -133,8 +179,11 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
             String w = t.workload().name();
             for (double f : factors) {
                 for (Arrivals a : arrivals) {
-                    List<Row> here = rows.stream().filter(r -> r.workload().equals(w) && r.factor() == f
-                            && r.arrivals().equals(a.label())).toList();
+                    List<Row> here = rows.stream()
+                            .filter(r -> r.workload().equals(w)
+                                    && r.factor() == f
+                                    && r.arrivals().equals(a.label()))
+                            .toList();
                     if (here.isEmpty()) continue;
                     points.add(point(w, f, t.operatingRate() * f, a.label(), here));
                 }
@@ -148,8 +197,14 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
         double[] loads = new double[policies.size()];
         for (int i = 0; i < policies.size(); i++) {
             String p = policies.get(i);
-            ttft[i] = median(rows.stream().filter(r -> r.result().policy().equals(p)).mapToDouble(r -> r.result().ttftP99()).toArray());
-            loads[i] = median(rows.stream().filter(r -> r.result().policy().equals(p)).mapToDouble(r -> r.result().loadsFromStorage()).toArray());
+            ttft[i] = median(rows.stream()
+                    .filter(r -> r.result().policy().equals(p))
+                    .mapToDouble(r -> r.result().ttftP99())
+                    .toArray());
+            loads[i] = median(rows.stream()
+                    .filter(r -> r.result().policy().equals(p))
+                    .mapToDouble(r -> r.result().loadsFromStorage())
+                    .toArray());
         }
         double mine = value(ttft, Profiles.PATCHBAY);
         String bestPeer = null;
@@ -167,14 +222,26 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
         List<String> misses = new ArrayList<>();
         if (ratio > PEER_SLACK) misses.add(String.format(Locale.ROOT, "TTFT p99 %.2fx %s's", ratio, bestPeer));
         if (factor == 1.0 && ratio > 1 / OPERATING_GAIN) {
-            misses.add(String.format(Locale.ROOT, "only %.2fx lower than %s at the operating rate", 1 / ratio, bestPeer));
+            misses.add(
+                    String.format(Locale.ROOT, "only %.2fx lower than %s at the operating rate", 1 / ratio, bestPeer));
         }
         if (factor == 1.0 && toRoundRobin < ROUND_ROBIN_GAIN) {
             misses.add(String.format(Locale.ROOT, "only %.1fx lower than round-robin", toRoundRobin));
         }
         if (loadsRatio > 1) misses.add(String.format(Locale.ROOT, "%.2fx gie-lora's storage loads", loadsRatio));
-        return new Point(workload, factor, rate, arrivals, policies, ttft, loads, bestPeer, ratio, toRoundRobin,
-                loadsRatio, misses);
+        return new Point(
+                workload,
+                factor,
+                rate,
+                arrivals,
+                policies,
+                ttft,
+                loads,
+                bestPeer,
+                ratio,
+                toRoundRobin,
+                loadsRatio,
+                misses);
     }
 
     private double value(double[] values, String policy) {
@@ -191,7 +258,9 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
 
     /** The point where {@code patchbay} stands worst against the best peer. */
     public static Point worst(List<Point> points) {
-        return points.stream().max(Comparator.comparingDouble(Point::ratioToBestPeer)).orElseThrow();
+        return points.stream()
+                .max(Comparator.comparingDouble(Point::ratioToBestPeer))
+                .orElseThrow();
     }
 
     /** The judged points as a Markdown table. */
@@ -201,10 +270,20 @@ public record AcceptanceSweep(List<Target> targets, List<Double> factors, List<A
         sb.append(" patchbay / best peer | loads patchbay / gie-lora | verdict |\n|---|---:|---:|---|");
         sb.append("---:|".repeat(policies.size())).append("---:|---:|---|\n");
         for (Point pt : points) {
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |", pt.workload(), Report.number(pt.factor()),
-                    Report.number(pt.rate()), pt.arrivals()));
-            for (double v : pt.ttftP99()) sb.append(" ").append(Report.seconds(v)).append(" |");
-            sb.append(String.format(Locale.ROOT, " %.2fx (%s) | %s / %s | %s |%n", pt.ratioToBestPeer(), pt.bestPeer(),
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %s |",
+                    pt.workload(),
+                    Report.number(pt.factor()),
+                    Report.number(pt.rate()),
+                    pt.arrivals()));
+            for (double v : pt.ttftP99())
+                sb.append(" ").append(Report.seconds(v)).append(" |");
+            sb.append(String.format(
+                    Locale.ROOT,
+                    " %.2fx (%s) | %s / %s | %s |%n",
+                    pt.ratioToBestPeer(),
+                    pt.bestPeer(),
                     Report.number(pt.loads()[policies.indexOf(Profiles.PATCHBAY)]),
                     Report.number(pt.loads()[policies.indexOf(Profiles.GIE_LORA)]),
                     pt.misses().isEmpty() ? "met" : "**" + String.join("; ", pt.misses()) + "**"));

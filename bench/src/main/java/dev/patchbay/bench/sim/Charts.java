@@ -1,5 +1,6 @@
 package dev.patchbay.bench.sim;
 
+import java.awt.Color;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,21 +14,28 @@ import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
-import java.awt.Color;
 
 /** PNG charts of one workload's sweep: a metric against request rate, one line per policy. */
 public final class Charts {
     private Charts() {}
 
     public static void ttftP99(Path file, String workload, List<RunResult> results) throws IOException {
-        XYChart chart = chart("TTFT p99 against request rate (" + workload + ")", "TTFT p99 (s, log scale)", results,
-                RunResult::ttftP99, true);
+        XYChart chart = chart(
+                "TTFT p99 against request rate (" + workload + ")",
+                "TTFT p99 (s, log scale)",
+                results,
+                RunResult::ttftP99,
+                true);
         BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
     public static void loadsFromStorage(Path file, String workload, List<RunResult> results) throws IOException {
-        XYChart chart = chart("Adapter loads from storage against request rate (" + workload + ")",
-                "loads from storage, all replicas (log scale)", results, r -> r.loadsFromStorage(), true);
+        XYChart chart = chart(
+                "Adapter loads from storage against request rate (" + workload + ")",
+                "loads from storage, all replicas (log scale)",
+                results,
+                r -> r.loadsFromStorage(),
+                true);
         BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
@@ -37,7 +45,12 @@ public final class Charts {
      */
     public static void lines(Path file, String title, String xTitle, String yTitle, Map<String, double[][]> lines)
             throws IOException {
-        XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle(xTitle).yAxisTitle(yTitle)
+        XYChart chart = new XYChartBuilder()
+                .width(1000)
+                .height(560)
+                .title(title)
+                .xAxisTitle(xTitle)
+                .yAxisTitle(yTitle)
                 .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
@@ -57,15 +70,21 @@ public final class Charts {
         BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
-    private static XYChart chart(String title, String yTitle, List<RunResult> results, ToDoubleFunction<RunResult> y,
-                                 boolean logY) {
-        XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle("request rate (req/s)")
-                .yAxisTitle(yTitle).build();
+    private static XYChart chart(
+            String title, String yTitle, List<RunResult> results, ToDoubleFunction<RunResult> y, boolean logY) {
+        XYChart chart = new XYChartBuilder()
+                .width(1000)
+                .height(560)
+                .title(title)
+                .xAxisTitle("request rate (req/s)")
+                .yAxisTitle(yTitle)
+                .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setYAxisLogarithmic(logY);
         Map<String, List<RunResult>> byPolicy = new LinkedHashMap<>();
-        for (RunResult r : results) byPolicy.computeIfAbsent(r.policy(), k -> new ArrayList<>()).add(r);
+        for (RunResult r : results)
+            byPolicy.computeIfAbsent(r.policy(), k -> new ArrayList<>()).add(r);
         for (var e : byPolicy.entrySet()) {
             List<Double> xs = new ArrayList<>(), ys = new ArrayList<>();
             for (RunResult r : e.getValue()) {

@@ -22,11 +22,11 @@ import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.Send;
 import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.router.route.RouteDecision;
-import java.time.Duration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -59,7 +59,8 @@ public final class FleetSimulator implements AutoCloseable {
             return switch (name) {
                 case "text" -> TEXT;
                 case "snapshot" -> SNAPSHOT;
-                default -> throw new IllegalArgumentException("--scrape-path must be text or snapshot, got '" + name + "'");
+                default ->
+                    throw new IllegalArgumentException("--scrape-path must be text or snapshot, got '" + name + "'");
             };
         }
     }
@@ -68,6 +69,7 @@ public final class FleetSimulator implements AutoCloseable {
     private final ScrapePath scrapePath;
     /** Profiles of one's own the policies may name, or null. */
     private final ProfileFile profileFile;
+
     private final Path adapterDir;
 
     public FleetSimulator(SimSettings settings) {
@@ -86,8 +88,8 @@ public final class FleetSimulator implements AutoCloseable {
         try {
             // One adapter on storage serves every name: the simulated executor never reads the weights.
             adapterDir = Files.createTempDirectory("patchbay-fleet-");
-            PeftWriter.write(adapterDir.resolve("lora"), SimModel.DEFAULT_CONFIG, "sim", ADAPTER_RANK, 16,
-                    List.of("q_proj"), 1);
+            PeftWriter.write(
+                    adapterDir.resolve("lora"), SimModel.DEFAULT_CONFIG, "sim", ADAPTER_RANK, 16, List.of("q_proj"), 1);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -112,7 +114,14 @@ public final class FleetSimulator implements AutoCloseable {
         try (run.pool) {
             run.loop(progress);
         }
-        return RunSummary.of(settings, policy, rate, ledger, replicas, run.sentTo, run.lastEndNanos,
+        return RunSummary.of(
+                settings,
+                policy,
+                rate,
+                ledger,
+                replicas,
+                run.sentTo,
+                run.lastEndNanos,
                 (System.nanoTime() - wallStart) / 1e9);
     }
 
@@ -120,11 +129,18 @@ public final class FleetSimulator implements AutoCloseable {
         Workload w = settings.workload();
         List<Replica> replicas = new ArrayList<>(w.replicas());
         for (int i = 0; i < w.replicas(); i++) {
-            EngineConfig config = EngineConfig.builder("sim").enableLora(true).maxLoras(w.maxLoras())
-                    .maxCpuLoras(w.maxCpuLoras()).maxLoraRank(16).maxNumSeqs(settings.maxNumSeqs())
-                    .numKvBlocks(settings.numKvBlocks()).maxModelLen(settings.maxModelLen()).seed(seed + i).build();
-            SimModel model = new SimModel("sim", SimModel.DEFAULT_CONFIG, settings.latency(),
-                    SimulatedExecutor.TextMode.RANDOM, 0.0);
+            EngineConfig config = EngineConfig.builder("sim")
+                    .enableLora(true)
+                    .maxLoras(w.maxLoras())
+                    .maxCpuLoras(w.maxCpuLoras())
+                    .maxLoraRank(16)
+                    .maxNumSeqs(settings.maxNumSeqs())
+                    .numKvBlocks(settings.numKvBlocks())
+                    .maxModelLen(settings.maxModelLen())
+                    .seed(seed + i)
+                    .build();
+            SimModel model = new SimModel(
+                    "sim", SimModel.DEFAULT_CONFIG, settings.latency(), SimulatedExecutor.TextMode.RANDOM, 0.0);
             // On a virtual clock the engine loads adapters inline, so it needs no loader pool and no wakeup.
             EngineCore core = new EngineCore(config, model, clock, null, () -> {});
             replicas.add(new Replica(i, core, w.adapters().size()));
@@ -144,11 +160,17 @@ public final class FleetSimulator implements AutoCloseable {
         final EndpointPool pool;
         /** The router's request lifecycle: every request is routed through it, as the real router routes. */
         private final RequestLifecycle lifecycle;
+
         private long lastEndNanos;
         private final int[] sentTo;
 
-        Run(List<Replica> replicas, EndpointPicker picker, SimPolicy policy, Trace trace, RequestLedger ledger,
-            VirtualClock clock) {
+        Run(
+                List<Replica> replicas,
+                EndpointPicker picker,
+                SimPolicy policy,
+                Trace trace,
+                RequestLedger ledger,
+                VirtualClock clock) {
             this.replicas = replicas;
             this.trace = trace;
             this.ledger = ledger;
@@ -156,19 +178,28 @@ public final class FleetSimulator implements AutoCloseable {
             for (Replica r : replicas) byEndpoint.put(r.endpoint, r);
             sentTo = new int[replicas.size()];
             EndpointPool.MetricsSource source = switch (scrapePath) {
-                case TEXT -> EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
+                case TEXT ->
+                    EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
                 case SNAPSHOT -> (endpoint, ids) -> byEndpoint.get(endpoint).scrapedMetrics(ids);
             };
             List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
-            pool = new EndpointPool(EndpointSource.of(endpoints), source, Duration.ofNanos(settings.scrapeNanos()),
-                    STALENESS, this::scrapeFailed, clock::nanos);
+            pool = new EndpointPool(
+                    EndpointSource.of(endpoints),
+                    source,
+                    Duration.ofNanos(settings.scrapeNanos()),
+                    STALENESS,
+                    this::scrapeFailed,
+                    clock::nanos);
             lifecycle = new RequestLifecycle(pool, picker, policy.flowControl());
         }
 
         /** A replica's page always renders and parses; if one did not, the run's numbers would mean nothing. */
         private void scrapeFailed(Endpoint endpoint) {
-            String why = pool.statuses().stream().filter(st -> st.endpoint().equals(endpoint)).findFirst()
-                    .map(EndpointStatus::lastError).orElse("unknown");
+            String why = pool.statuses().stream()
+                    .filter(st -> st.endpoint().equals(endpoint))
+                    .findFirst()
+                    .map(EndpointStatus::lastError)
+                    .orElse("unknown");
             throw new IllegalStateException("the router could not read " + endpoint + ": " + why);
         }
 
@@ -248,8 +279,8 @@ public final class FleetSimulator implements AutoCloseable {
          */
         private void route(int i) {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
-            RequestLifecycle.Admitted admitted = new RequestLifecycle.Admitted(PickRequest.adapter(adapter), null,
-                    false, trace.promptTokens()[i]);
+            RequestLifecycle.Admitted admitted =
+                    new RequestLifecycle.Admitted(PickRequest.adapter(adapter), null, false, trace.promptTokens()[i]);
             lifecycle.route(admitted, RequestLifecycle.ANY_ENDPOINT, decision -> submit(i, adapter, decision));
         }
 
@@ -262,8 +293,11 @@ public final class FleetSimulator implements AutoCloseable {
             Replica r = byEndpoint.get(send.endpoint());
             sentTo[r.index]++;
             register(r, trace.adapter()[i], adapter);
-            EngineRequest req = new EngineRequest(prompt(trace.promptTokens()[i]), adapter,
-                    SamplingParams.fixedLength(trace.outputTokens()[i]), clock.nanos(),
+            EngineRequest req = new EngineRequest(
+                    prompt(trace.promptTokens()[i]),
+                    adapter,
+                    SamplingParams.fixedLength(trace.outputTokens()[i]),
+                    clock.nanos(),
                     new AnswerStream(ledger.sent(i), send));
             try {
                 r.core.submit(req);

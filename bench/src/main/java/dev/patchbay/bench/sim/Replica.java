@@ -1,9 +1,9 @@
 package dev.patchbay.bench.sim;
 
 import dev.patchbay.engine.sched.EngineCore;
-import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.metrics.EngineMetrics;
 import dev.patchbay.metrics.MetricsOptions;
+import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.MetricFamilies;
@@ -16,6 +16,7 @@ final class Replica {
     final EngineCore core;
     /** The step in progress, finishing at {@link #pendingEndNanos}; null when the engine is free. */
     EngineCore.PendingStep pending;
+
     long pendingEndNanos;
     /** Something arrived or a step ended: the engine should try a step as soon as it is free. */
     boolean wantsStep = true;
@@ -23,6 +24,7 @@ final class Replica {
     long wakeAtNanos = Long.MAX_VALUE;
     /** Adapters registered on this engine, by workload index; see {@link FleetSimulator}. */
     final boolean[] registered;
+
     private long scrapedSequence = -1;
     private EndpointMetrics scraped;
     private EngineMetrics metrics;

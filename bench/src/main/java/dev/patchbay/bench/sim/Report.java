@@ -20,11 +20,27 @@ public final class Report {
                 + "| evictions slot / host | adapter already in slot |\n");
         sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (RunResult r : results) {
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %.0f | %d | %d / %d | %d | %d | %d / %d | %s |%n",
-                    r.workload(), r.policy(), number(r.rate()), seconds(r.ttftP50()), seconds(r.ttftP90()),
-                    seconds(r.ttftP99()), seconds(r.e2eP99()), r.outputTokensPerSecond(), r.completed(), r.failed(),
-                    r.unfinished(), r.loadsFromStorage(), r.loadsIntoSlots(), r.slotEvictions(), r.hostEvictions(),
-                    Double.isNaN(r.slotHitShare()) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * r.slotHitShare())));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %s | %s | %s | %s | %.0f | %d | %d / %d | %d | %d | %d / %d | %s |%n",
+                    r.workload(),
+                    r.policy(),
+                    number(r.rate()),
+                    seconds(r.ttftP50()),
+                    seconds(r.ttftP90()),
+                    seconds(r.ttftP99()),
+                    seconds(r.e2eP99()),
+                    r.outputTokensPerSecond(),
+                    r.completed(),
+                    r.failed(),
+                    r.unfinished(),
+                    r.loadsFromStorage(),
+                    r.loadsIntoSlots(),
+                    r.slotEvictions(),
+                    r.hostEvictions(),
+                    Double.isNaN(r.slotHitShare())
+                            ? "-"
+                            : String.format(Locale.ROOT, "%.1f%%", 100 * r.slotHitShare())));
         }
         return sb.toString();
     }

@@ -12,7 +12,13 @@ import java.util.Arrays;
  * unfinished when the run stopped.
  */
 final class RequestLedger {
-    enum Fate { NOT_SENT, IN_FLIGHT, REFUSED, COMPLETED, FAILED }
+    enum Fate {
+        NOT_SENT,
+        IN_FLIGHT,
+        REFUSED,
+        COMPLETED,
+        FAILED
+    }
 
     private final Clock clock;
     private final long[] arrival;

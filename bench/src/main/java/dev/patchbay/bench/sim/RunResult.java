@@ -21,19 +21,55 @@ import java.util.List;
  * @param wallSeconds       real time the run took
  * @param requestsPerReplica requests the router sent to each replica
  */
-public record RunResult(String workload, String policy, double rate, int requests, int completed, int failed,
-                        int unfinished, double ttftP50, double ttftP90, double ttftP99, double e2eP99,
-                        long outputTokens, double outputTokensPerSecond, long loadsFromStorage, long loadsIntoSlots,
-                        long slotEvictions, long hostEvictions, double slotHitShare, double virtualSeconds,
-                        double wallSeconds, List<Integer> requestsPerReplica) {
+public record RunResult(
+        String workload,
+        String policy,
+        double rate,
+        int requests,
+        int completed,
+        int failed,
+        int unfinished,
+        double ttftP50,
+        double ttftP90,
+        double ttftP99,
+        double e2eP99,
+        long outputTokens,
+        double outputTokensPerSecond,
+        long loadsFromStorage,
+        long loadsIntoSlots,
+        long slotEvictions,
+        long hostEvictions,
+        double slotHitShare,
+        double virtualSeconds,
+        double wallSeconds,
+        List<Integer> requestsPerReplica) {
     public RunResult {
         requestsPerReplica = List.copyOf(requestsPerReplica);
     }
 
     /** The same result without the wall time, for comparing two runs. */
     public RunResult withoutWallTime() {
-        return new RunResult(workload, policy, rate, requests, completed, failed, unfinished, ttftP50, ttftP90, ttftP99,
-                e2eP99, outputTokens, outputTokensPerSecond, loadsFromStorage, loadsIntoSlots, slotEvictions,
-                hostEvictions, slotHitShare, virtualSeconds, 0, requestsPerReplica);
+        return new RunResult(
+                workload,
+                policy,
+                rate,
+                requests,
+                completed,
+                failed,
+                unfinished,
+                ttftP50,
+                ttftP90,
+                ttftP99,
+                e2eP99,
+                outputTokens,
+                outputTokensPerSecond,
+                loadsFromStorage,
+                loadsIntoSlots,
+                slotEvictions,
+                hostEvictions,
+                slotHitShare,
+                virtualSeconds,
+                0,
+                requestsPerReplica);
     }
 }

@@ -12,8 +12,15 @@ final class RunSummary {
      * TTFT counts requests still open at the end with the time they had waited (a lower bound); e2e counts
      * completed requests only; throughput is over the time until the last step ended.
      */
-    static RunResult of(SimSettings settings, String policy, double rate, RequestLedger ledger, List<Replica> replicas,
-                        int[] sentTo, long lastEndNanos, double wallSeconds) {
+    static RunResult of(
+            SimSettings settings,
+            String policy,
+            double rate,
+            RequestLedger ledger,
+            List<Replica> replicas,
+            int[] sentTo,
+            long lastEndNanos,
+            double wallSeconds) {
         int n = ledger.size();
         double[] ttft = new double[n], e2e = new double[n];
         int ttftCount = 0, e2eCount = 0, completed = 0, failed = 0, unfinished = 0;
@@ -31,7 +38,8 @@ final class RunSummary {
             }
             if (ledger.firstTokenNanos(i) >= 0) {
                 ttft[ttftCount++] = (ledger.firstTokenNanos(i) - ledger.arrivalNanos(i)) / 1e9;
-            } else if (ledger.fate(i) == RequestLedger.Fate.IN_FLIGHT || ledger.fate(i) == RequestLedger.Fate.NOT_SENT) {
+            } else if (ledger.fate(i) == RequestLedger.Fate.IN_FLIGHT
+                    || ledger.fate(i) == RequestLedger.Fate.NOT_SENT) {
                 ttft[ttftCount++] = Math.max(0, end - ledger.arrivalNanos(i)) / 1e9;
             }
         }
@@ -47,9 +55,27 @@ final class RunSummary {
         }
         Percentiles t = new Percentiles(ttft, ttftCount);
         Percentiles e = new Percentiles(e2e, e2eCount);
-        return new RunResult(settings.workload().name(), policy, rate, n, completed, failed, unfinished,
-                t.at(50), t.at(90), t.at(99), e.at(99), tokens, tokens / (end / 1e9), fromStorage, intoSlots, evictions,
-                hostEvictions, lookups == 0 ? Double.NaN : (double) hits / lookups, end / 1e9, wallSeconds,
+        return new RunResult(
+                settings.workload().name(),
+                policy,
+                rate,
+                n,
+                completed,
+                failed,
+                unfinished,
+                t.at(50),
+                t.at(90),
+                t.at(99),
+                e.at(99),
+                tokens,
+                tokens / (end / 1e9),
+                fromStorage,
+                intoSlots,
+                evictions,
+                hostEvictions,
+                lookups == 0 ? Double.NaN : (double) hits / lookups,
+                end / 1e9,
+                wallSeconds,
                 Arrays.stream(sentTo).boxed().toList());
     }
 }

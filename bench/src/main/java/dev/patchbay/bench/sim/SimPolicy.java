@@ -5,7 +5,6 @@ import dev.patchbay.router.flow.FlowControl;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pick.profile.ProfileDefinition;
 import dev.patchbay.router.pick.profile.ProfileFile;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +31,8 @@ public record SimPolicy(String name, ProfileDefinition profile, FlowControl flow
     /** Throws IllegalArgumentException, naming the known policies, unless {@code name} is one. */
     public static void check(String name, ProfileFile profileFile) {
         if (!names(profileFile).contains(name)) {
-            throw new IllegalArgumentException("unknown policy '" + name + "'; known: "
-                    + String.join(", ", names(profileFile)));
+            throw new IllegalArgumentException(
+                    "unknown policy '" + name + "'; known: " + String.join(", ", names(profileFile)));
         }
     }
 
@@ -41,8 +40,16 @@ public record SimPolicy(String name, ProfileDefinition profile, FlowControl flow
     public static SimPolicy of(String name, ProfileFile profileFile) {
         RouterConfig config;
         if (name.equals(PATCHBAY_NO_WAIT)) {
-            config = new RouterConfig(Profiles.PATCHBAY, null,
-                    new RouterConfig.FlowControlConfig(Duration.ZERO, null), null, null, null, null, null, null);
+            config = new RouterConfig(
+                    Profiles.PATCHBAY,
+                    null,
+                    new RouterConfig.FlowControlConfig(Duration.ZERO, null),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null);
         } else {
             boolean own = profileFile != null && profileFile.profile(name) != null;
             config = new RouterConfig(name, own ? profileFile : null, null, null, null, null, null, null, null);

@@ -14,8 +14,15 @@ import dev.patchbay.engine.sim.LatencyModel;
  * @param durationNanos  how long requests arrive
  * @param drainNanos     how long after the last arrival requests may still finish before the run stops
  */
-public record SimSettings(Workload workload, LatencyModel latency, int maxNumSeqs, int numKvBlocks, int maxModelLen,
-                          long scrapeNanos, long durationNanos, long drainNanos) {
+public record SimSettings(
+        Workload workload,
+        LatencyModel latency,
+        int maxNumSeqs,
+        int numKvBlocks,
+        int maxModelLen,
+        long scrapeNanos,
+        long durationNanos,
+        long drainNanos) {
     public static final long DEFAULT_SCRAPE_NANOS = 50_000_000L;
 
     public SimSettings {
@@ -25,11 +32,12 @@ public record SimSettings(Workload workload, LatencyModel latency, int maxNumSeq
     }
 
     public static SimSettings defaults(Workload workload, long durationNanos) {
-        return new SimSettings(workload, LatencyModel.DEFAULT, 256, 8192, 4096, DEFAULT_SCRAPE_NANOS, durationNanos,
-                120_000_000_000L);
+        return new SimSettings(
+                workload, LatencyModel.DEFAULT, 256, 8192, 4096, DEFAULT_SCRAPE_NANOS, durationNanos, 120_000_000_000L);
     }
 
     public SimSettings withDrain(long nanos) {
-        return new SimSettings(workload, latency, maxNumSeqs, numKvBlocks, maxModelLen, scrapeNanos, durationNanos, nanos);
+        return new SimSettings(
+                workload, latency, maxNumSeqs, numKvBlocks, maxModelLen, scrapeNanos, durationNanos, nanos);
     }
 }

@@ -1,7 +1,6 @@
 package dev.patchbay.bench.sim;
 
 import dev.patchbay.router.pick.profile.ProfileFile;
-import dev.patchbay.router.pick.Profiles;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -14,9 +13,16 @@ import java.util.Set;
  * every policy. A policy whose TTFT p99 went over {@code stopAboveSeconds} is saturated and skips the
  * higher rates (it would only take longer to simulate a longer queue).
  */
-public record Sweep(SimSettings settings, List<String> policies, List<Double> rates, Arrivals arrivals,
-                    Trace.Lengths lengths, ProfileFile profileFile, double stopAboveSeconds, long seed,
-                    FleetSimulator.ScrapePath scrapePath) {
+public record Sweep(
+        SimSettings settings,
+        List<String> policies,
+        List<Double> rates,
+        Arrivals arrivals,
+        Trace.Lengths lengths,
+        ProfileFile profileFile,
+        double stopAboveSeconds,
+        long seed,
+        FleetSimulator.ScrapePath scrapePath) {
 
     public List<RunResult> run(PrintStream progress) {
         List<RunResult> results = new ArrayList<>();
@@ -24,20 +30,29 @@ public record Sweep(SimSettings settings, List<String> policies, List<Double> ra
         Workload w = settings.workload();
         try (FleetSimulator sim = new FleetSimulator(settings, scrapePath, profileFile)) {
             for (double rate : rates) {
-                Trace trace = Trace.generate(w, rate, settings.durationNanos(), arrivals, lengths,
-                        settings.maxModelLen(), seed);
+                Trace trace = Trace.generate(
+                        w, rate, settings.durationNanos(), arrivals, lengths, settings.maxModelLen(), seed);
                 for (String policy : policies) {
                     if (saturated.contains(policy)) continue;
-                    String label = String.format(Locale.ROOT, "%s %s @ %s req/s (%d requests)", w.name(), policy,
-                            Report.number(rate), trace.size());
+                    String label = String.format(
+                            Locale.ROOT,
+                            "%s %s @ %s req/s (%d requests)",
+                            w.name(),
+                            policy,
+                            Report.number(rate),
+                            trace.size());
                     progress.print(label + ":");
                     progress.flush();
                     RunResult r = sim.run(policy, trace, rate, seed, f -> {
                         progress.printf(Locale.ROOT, " %.0f%%", 100 * f);
                         progress.flush();
                     });
-                    progress.printf(Locale.ROOT, "  done in %.1f s: TTFT p99 %s s, %d loads from storage%n",
-                            r.wallSeconds(), Report.seconds(r.ttftP99()), r.loadsFromStorage());
+                    progress.printf(
+                            Locale.ROOT,
+                            "  done in %.1f s: TTFT p99 %s s, %d loads from storage%n",
+                            r.wallSeconds(),
+                            Report.seconds(r.ttftP99()),
+                            r.loadsFromStorage());
                     results.add(r);
                     if (r.ttftP99() > stopAboveSeconds) saturated.add(policy);
                 }

@@ -1,7 +1,7 @@
 package dev.patchbay.bench.sim;
 
-import java.util.SplittableRandom;
 import java.util.Arrays;
+import java.util.SplittableRandom;
 
 /**
  * A request stream, fixed before any policy runs so every policy sees the same one: arrival time,
@@ -18,8 +18,14 @@ public record Trace(long[] arrivalNanos, int[] adapter, int[] promptTokens, int[
      * given means (ShareGPT-like: 220 prompt, 190 output) and log-space sigma, capped so that prompt plus
      * output fit {@code maxModelLen}. Arrivals, adapters and lengths use separate random streams.
      */
-    public static Trace generate(Workload w, double rate, long durationNanos, Arrivals arrivals, Lengths lengths,
-                                 int maxModelLen, long seed) {
+    public static Trace generate(
+            Workload w,
+            double rate,
+            long durationNanos,
+            Arrivals arrivals,
+            Lengths lengths,
+            int maxModelLen,
+            long seed) {
         SplittableRandom root = new SplittableRandom(seed);
         SplittableRandom time = root.split(), pick = root.split(), len = root.split();
         int capacity = (int) Math.min(Integer.MAX_VALUE - 8, rate * durationNanos / 1e9 * 1.2 + 64);
@@ -45,8 +51,7 @@ public record Trace(long[] arrivalNanos, int[] adapter, int[] promptTokens, int[
             out[n] = Math.clamp(lengths.output(len), 1, maxModelLen - prompt - 1);
             n++;
         }
-        return new Trace(Arrays.copyOf(at, n), Arrays.copyOf(ad, n),
-                Arrays.copyOf(in, n), Arrays.copyOf(out, n));
+        return new Trace(Arrays.copyOf(at, n), Arrays.copyOf(ad, n), Arrays.copyOf(in, n), Arrays.copyOf(out, n));
     }
 
     /** Log-normal prompt and output lengths with the given means and log-space sigma. */

@@ -6,8 +6,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** The command line a user typed for a subcommand, as {@code patchbay <name> <args>}, for the record a run writes. */
 final class TypedCommand {
-    private TypedCommand() {
-    }
+    private TypedCommand() {}
 
     static String of(CommandSpec spec, String name) {
         if (spec == null) return name;

@@ -15,8 +15,8 @@ import java.util.Locale;
  * @param maxCpuLoras adapters kept in host memory per replica
  * @param replicas    replicas in the fleet
  */
-public record Workload(String name, List<String> adapters, double[] cumulative, int maxLoras, int maxCpuLoras,
-                       int replicas) {
+public record Workload(
+        String name, List<String> adapters, double[] cumulative, int maxLoras, int maxCpuLoras, int replicas) {
     public static final String GIE_MULTILORA = "gie-multilora";
     public static final String ZIPF = "zipf";
     public static final String UNIFORM = "uniform";
@@ -61,7 +61,9 @@ public record Workload(String name, List<String> adapters, double[] cumulative, 
             case GIE_MULTILORA -> gieMultilora();
             case ZIPF -> zipf(adapterCount == null ? 1000 : adapterCount, zipfS);
             case UNIFORM -> uniform(adapterCount == null ? 100 : adapterCount);
-            default -> throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + String.join(", ", NAMES));
+            default ->
+                throw new IllegalArgumentException(
+                        "unknown workload '" + name + "'; known: " + String.join(", ", NAMES));
         };
     }
 

@@ -2,39 +2,67 @@ package dev.patchbay.bench.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.patchbay.router.pick.Profiles;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.patchbay.router.pick.Profiles;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 /** Judging the acceptance sweep: medians over seeds, the best peer, the targets, the worst point; and a tiny real run. */
 class AcceptanceSweepTest {
     private static final List<String> POLICIES = AcceptanceSweep.DEFAULT_POLICIES;
 
     private static AcceptanceSweep sweep(List<Double> factors, int seeds) {
-        return new AcceptanceSweep(List.of(new AcceptanceSweep.Target(Workload.gieMultilora().withSizing(null, null, 2), 10)),
-                factors, List.of(Arrivals.POISSON), seeds, POLICIES, 5_000_000_000L, 60_000_000_000L, 2,
+        return new AcceptanceSweep(
+                List.of(new AcceptanceSweep.Target(Workload.gieMultilora().withSizing(null, null, 2), 10)),
+                factors,
+                List.of(Arrivals.POISSON),
+                seeds,
+                POLICIES,
+                5_000_000_000L,
+                60_000_000_000L,
+                2,
                 FleetSimulator.ScrapePath.SNAPSHOT);
     }
 
     private static AcceptanceSweep.Row row(double factor, long seed, String policy, double ttftP99, long loads) {
-        RunResult r = new RunResult("gie-multilora", policy, 10 * factor, 1, 1, 0, 0, 0, 0, ttftP99, 0, 0, 0, loads, 0, 0,
-                0, 0, 0, 0, List.of());
+        RunResult r = new RunResult(
+                "gie-multilora",
+                policy,
+                10 * factor,
+                1,
+                1,
+                0,
+                0,
+                0,
+                0,
+                ttftP99,
+                0,
+                0,
+                0,
+                loads,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                List.of());
         return new AcceptanceSweep.Row("gie-multilora", factor, Arrivals.POISSON.label(), seed, r);
     }
 
     @Test
     void pointsTakeTheMedianOverSeedsAndJudgeAgainstTheBestPeer() {
         // seed -> {round-robin, gie-lora, llmd-load-state, patchbay}
-        Map<Long, double[]> ttft = Map.of(1L, new double[] {5, 1.0, 0.8, 0.4}, 2L, new double[] {6, 1.2, 0.5, 0.2},
-                3L, new double[] {9, 9.0, 0.7, 0.9});
+        Map<Long, double[]> ttft =
+                Map.of(1L, new double[] {5, 1.0, 0.8, 0.4}, 2L, new double[] {6, 1.2, 0.5, 0.2}, 3L, new double[] {
+                    9, 9.0, 0.7, 0.9
+                });
         List<AcceptanceSweep.Row> rows = new ArrayList<>();
         ttft.forEach((seed, v) -> {
             for (int i = 0; i < POLICIES.size(); i++) rows.add(row(1.0, seed, POLICIES.get(i), v[i], 10 + i));
@@ -56,7 +84,8 @@ class AcceptanceSweepTest {
         double[][] byFactor = {{4, 1.0, 2.0, 0.4}, {9, 2.0, 3.0, 2.5}};
         List<Double> factors = List.of(0.6, 1.2);
         for (int f = 0; f < 2; f++) {
-            for (int i = 0; i < POLICIES.size(); i++) rows.add(row(factors.get(f), 1, POLICIES.get(i), byFactor[f][i], 5));
+            for (int i = 0; i < POLICIES.size(); i++)
+                rows.add(row(factors.get(f), 1, POLICIES.get(i), byFactor[f][i], 5));
         }
         List<AcceptanceSweep.Point> points = sweep(factors, 1).judge(rows);
         assertThat(points).hasSize(2);
@@ -65,7 +94,8 @@ class AcceptanceSweepTest {
         assertThat(worst.factor()).isEqualTo(1.2);
         assertThat(worst.ratioToBestPeer()).isEqualTo(1.25);
         assertThat(worst.misses()).containsExactly("TTFT p99 1.25x gie-lora's");
-        assertThat(sweep(factors, 1).markdown(points)).contains("| gie-multilora | 1.2 | 12 | poisson |")
+        assertThat(sweep(factors, 1).markdown(points))
+                .contains("| gie-multilora | 1.2 | 12 | poisson |")
                 .contains("**TTFT p99 1.25x gie-lora's**");
     }
 
@@ -74,7 +104,9 @@ class AcceptanceSweepTest {
         AcceptanceSweep s = sweep(List.of(0.6, 1.0), 2);
         List<AcceptanceSweep.Row> rows = s.run(new PrintStream(OutputStream.nullOutputStream()));
         assertThat(rows).hasSize(2 * 2 * POLICIES.size());
-        assertThat(rows).allSatisfy(r -> assertThat(r.result().completed()).isEqualTo(r.result().requests()));
+        assertThat(rows)
+                .allSatisfy(r ->
+                        assertThat(r.result().completed()).isEqualTo(r.result().requests()));
         assertThat(s.judge(rows)).hasSize(2);
     }
 
@@ -86,7 +118,9 @@ class AcceptanceSweepTest {
         Path json = Files.createTempFile("fleet-sweep", ".json");
         new ObjectMapper().writeValue(json.toFile(), Map.of("rows", first));
         List<AcceptanceSweep.Row> earlier = SweepCommand.earlierRows(json, List.of(Profiles.PATCHBAY));
-        assertThat(earlier).hasSize(first.size() - 1).noneMatch(r -> r.result().policy().equals(Profiles.PATCHBAY));
+        assertThat(earlier)
+                .hasSize(first.size() - 1)
+                .noneMatch(r -> r.result().policy().equals(Profiles.PATCHBAY));
 
         List<AcceptanceSweep.Row> second = s.run(quiet, earlier);
         assertThat(second).hasSize(first.size());
@@ -94,8 +128,12 @@ class AcceptanceSweepTest {
             RunResult a = first.get(i).result(), b = second.get(i).result();
             assertThat(b.policy()).isEqualTo(a.policy());
             // Reused runs come back as written; the rerun one is simulated again and, seeded, gives the same run.
-            assertThat(b).usingRecursiveComparison().ignoringFields("wallSeconds").isEqualTo(a);
-            if (!a.policy().equals(Profiles.PATCHBAY)) assertThat(b.wallSeconds()).isEqualTo(a.wallSeconds());
+            assertThat(b)
+                    .usingRecursiveComparison()
+                    .ignoringFields("wallSeconds")
+                    .isEqualTo(a);
+            if (!a.policy().equals(Profiles.PATCHBAY))
+                assertThat(b.wallSeconds()).isEqualTo(a.wallSeconds());
         }
         Files.delete(json);
     }

@@ -16,8 +16,14 @@ class FleetSimulatorTest {
     }
 
     private static Trace trace(SimSettings s, double rate, long seed) {
-        return Trace.generate(s.workload(), rate, s.durationNanos(), Arrivals.POISSON, Trace.Lengths.SHAREGPT_LIKE,
-                s.maxModelLen(), seed);
+        return Trace.generate(
+                s.workload(),
+                rate,
+                s.durationNanos(),
+                Arrivals.POISSON,
+                Trace.Lengths.SHAREGPT_LIKE,
+                s.maxModelLen(),
+                seed);
     }
 
     private static RunResult run(SimSettings s, String policy, Trace trace, long seed) {
@@ -48,7 +54,10 @@ class FleetSimulatorTest {
             assertThat(r.completed() + r.failed() + r.unfinished()).as(policy).isEqualTo(r.requests());
             assertThat(r.completed()).as(policy).isEqualTo(trace.size());
             assertThat(r.outputTokens()).as(policy).isEqualTo(expectedTokens);
-            assertThat(r.requestsPerReplica().stream().mapToInt(Integer::intValue).sum()).as(policy)
+            assertThat(r.requestsPerReplica().stream()
+                            .mapToInt(Integer::intValue)
+                            .sum())
+                    .as(policy)
                     .isEqualTo(trace.size());
             assertThat(r.ttftP50()).as(policy).isPositive().isLessThanOrEqualTo(r.ttftP99());
             assertThat(r.loadsIntoSlots()).as(policy).isGreaterThanOrEqualTo(r.loadsFromStorage());
@@ -69,8 +78,14 @@ class FleetSimulatorTest {
         SimSettings s = small();
         Trace trace = trace(s, 15, 8);
         RunResult r = run(s, Profiles.ROUND_ROBIN, trace, 8);
-        int min = r.requestsPerReplica().stream().mapToInt(Integer::intValue).min().orElseThrow();
-        int max = r.requestsPerReplica().stream().mapToInt(Integer::intValue).max().orElseThrow();
+        int min = r.requestsPerReplica().stream()
+                .mapToInt(Integer::intValue)
+                .min()
+                .orElseThrow();
+        int max = r.requestsPerReplica().stream()
+                .mapToInt(Integer::intValue)
+                .max()
+                .orElseThrow();
         assertThat(r.requestsPerReplica()).hasSize(3);
         assertThat(max - min).isLessThanOrEqualTo(1);
     }

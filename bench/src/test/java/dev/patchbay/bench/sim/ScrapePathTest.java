@@ -17,6 +17,7 @@ import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.metrics.EngineMetrics;
 import dev.patchbay.metrics.MetricsOptions;
 import dev.patchbay.router.pick.Profiles;
+import dev.patchbay.router.prom.MalformedPageException;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.EndpointMetricsReader;
 import dev.patchbay.router.scrape.MetricFamilies;
@@ -29,7 +30,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import dev.patchbay.router.prom.MalformedPageException;
 
 /**
  * The simulator's shortcut ({@link SnapshotScrape}) gives the router exactly what rendering the /metrics page with the
@@ -47,10 +47,17 @@ class ScrapePathTest {
     void theShortcutEqualsRenderingAndParsingThePage(long seed) throws Exception {
         SplittableRandom rnd = new SplittableRandom(seed);
         int maxLoras = 1 + rnd.nextInt(4);
-        EngineConfig config = EngineConfig.builder("sim").enableLora(true).maxLoras(maxLoras)
-                .maxCpuLoras(maxLoras + rnd.nextInt(4)).numKvBlocks(64 + rnd.nextInt(200)).maxNumSeqs(16).seed(seed).build();
+        EngineConfig config = EngineConfig.builder("sim")
+                .enableLora(true)
+                .maxLoras(maxLoras)
+                .maxCpuLoras(maxLoras + rnd.nextInt(4))
+                .numKvBlocks(64 + rnd.nextInt(200))
+                .maxNumSeqs(16)
+                .seed(seed)
+                .build();
         VirtualClock clock = new VirtualClock();
-        SimModel model = new SimModel("sim", SimModel.DEFAULT_CONFIG, LatencyModel.DEFAULT, SimulatedExecutor.TextMode.RANDOM, 0);
+        SimModel model = new SimModel(
+                "sim", SimModel.DEFAULT_CONFIG, LatencyModel.DEFAULT, SimulatedExecutor.TextMode.RANDOM, 0);
         EngineCore core = new EngineCore(config, model, clock, null, () -> {});
         VirtualEngineDriver driver = new VirtualEngineDriver(core, clock);
         EngineSnapshot[] current = new EngineSnapshot[1];
@@ -61,7 +68,9 @@ class ScrapePathTest {
         core.addListener(s -> {
             current[0] = s;
             metrics.accept(s);
-            String page = new String(metrics.scrape(MetricFamilies.ALL_SET, "text/plain;version=0.0.4").body(),
+            String page = new String(
+                    metrics.scrape(MetricFamilies.ALL_SET, "text/plain;version=0.0.4")
+                            .body(),
                     StandardCharsets.UTF_8);
             EndpointMetrics parsed;
             try {
@@ -76,8 +85,10 @@ class ScrapePathTest {
             }
         });
         int adapters = 3 + rnd.nextInt(12);
-        Path adapter = PeftWriter.write(dir.resolve("lora"), SimModel.DEFAULT_CONFIG, "sim", 8, 16, List.of("q_proj"), 1);
-        for (int i = 0; i < adapters; i++) core.loadAdapter("a" + i, adapter, rnd.nextInt(10) == 0 && i < maxLoras - 1, false);
+        Path adapter =
+                PeftWriter.write(dir.resolve("lora"), SimModel.DEFAULT_CONFIG, "sim", 8, 16, List.of("q_proj"), 1);
+        for (int i = 0; i < adapters; i++)
+            core.loadAdapter("a" + i, adapter, rnd.nextInt(10) == 0 && i < maxLoras - 1, false);
         long t = 0;
         for (int i = 0; i < 300; i++) {
             t += (long) (rnd.nextDouble() * 20 * MS);
@@ -88,8 +99,8 @@ class ScrapePathTest {
             long abortAfter = (long) (rnd.nextDouble() * 200 * MS);
             driver.at(t, () -> {
                 try {
-                    long id = core.submit(new EngineRequest(prompt, name, SamplingParams.fixedLength(output), clock.nanos(),
-                            out -> {}));
+                    long id = core.submit(new EngineRequest(
+                            prompt, name, SamplingParams.fixedLength(output), clock.nanos(), out -> {}));
                     if (abort) driver.at(clock.nanos() + abortAfter, () -> core.abort(id));
                 } catch (RequestRejectedException e) {
                     throw new AssertionError(e);
@@ -104,8 +115,8 @@ class ScrapePathTest {
     @Test
     void aFleetRunGivesTheSameNumbersOnEitherPath() {
         SimSettings s = SimSettings.defaults(Workload.gieMultilora().withSizing(null, null, 3), 20_000 * MS);
-        Trace trace = Trace.generate(s.workload(), 30, s.durationNanos(), Arrivals.POISSON, Trace.Lengths.SHAREGPT_LIKE,
-                s.maxModelLen(), 9);
+        Trace trace = Trace.generate(
+                s.workload(), 30, s.durationNanos(), Arrivals.POISSON, Trace.Lengths.SHAREGPT_LIKE, s.maxModelLen(), 9);
         for (String policy : List.of(Profiles.GIE_LORA, Profiles.PATCHBAY)) {
             RunResult text, snapshot;
             try (FleetSimulator sim = new FleetSimulator(s, FleetSimulator.ScrapePath.TEXT)) {

@@ -39,8 +39,19 @@ final class Snapshots {
 
     /** An adapter at {@code level} with that many running and waiting requests. */
     Snapshots adapter(String name, Level level, int runningRequests, int waitingRequests) {
-        adapters.add(new AdapterState(name, adapters.size() + 1, runningRequests, waitingRequests, level, false, false,
-                8, level == Level.NONE ? 0 : 1000, 0, 0, FinishCounts.ZERO));
+        adapters.add(new AdapterState(
+                name,
+                adapters.size() + 1,
+                runningRequests,
+                waitingRequests,
+                level,
+                false,
+                false,
+                8,
+                level == Level.NONE ? 0 : 1000,
+                0,
+                0,
+                FinishCounts.ZERO));
         return this;
     }
 
@@ -54,11 +65,23 @@ final class Snapshots {
             if (a.running() > 0) runningNames.add(a.name());
             if (a.waiting() > 0) waitingNames.add(a.name());
         }
-        LoraState lora = new LoraState(maxLoras, 32, 16, "float16", List.copyOf(adapters), slots, hostOnly,
-                runningNames, waitingNames, 0);
+        LoraState lora = new LoraState(
+                maxLoras, 32, 16, "float16", List.copyOf(adapters), slots, hostOnly, runningNames, waitingNames, 0);
         Counters counters = Counters.ZERO;
         int total = 1000;
-        return new EngineSnapshot(1, 0, 0, "sim", running, waiting, total, (int) Math.round(kvUsage * total), 16,
-                false, lora, counters, StepStats.EMPTY);
+        return new EngineSnapshot(
+                1,
+                0,
+                0,
+                "sim",
+                running,
+                waiting,
+                total,
+                (int) Math.round(kvUsage * total),
+                16,
+                false,
+                lora,
+                counters,
+                StepStats.EMPTY);
     }
 }

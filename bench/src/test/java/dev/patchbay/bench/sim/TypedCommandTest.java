@@ -12,8 +12,12 @@ import picocli.CommandLine.Spec;
 class TypedCommandTest {
     @Command(name = "sweep")
     static class Sub implements Runnable {
-        @Spec CommandSpec spec;
-        @Option(names = "--seeds") int seeds;
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--seeds")
+        int seeds;
+
         String typed;
 
         @Override
@@ -23,8 +27,7 @@ class TypedCommandTest {
     }
 
     @Command(name = "patchbay")
-    static class Top {
-    }
+    static class Top {}
 
     @Test
     void aSubcommandRunUnderTheLauncherIsRecordedOnceByName() {

@@ -29,7 +29,8 @@ class WorkloadTest {
         assertThat((double) first / t.size()).isCloseTo(w.share(0), within(0.01));
         assertThat(Arrays.stream(t.promptTokens()).average().orElseThrow()).isCloseTo(220, within(10.0));
         assertThat(Arrays.stream(t.outputTokens()).average().orElseThrow()).isCloseTo(190, within(10.0));
-        for (int i = 1; i < t.size(); i++) assertThat(t.arrivalNanos()[i]).isGreaterThanOrEqualTo(t.arrivalNanos()[i - 1]);
+        for (int i = 1; i < t.size(); i++)
+            assertThat(t.arrivalNanos()[i]).isGreaterThanOrEqualTo(t.arrivalNanos()[i - 1]);
     }
 
     @Test
@@ -46,7 +47,8 @@ class WorkloadTest {
         double[] gaps = new double[t.size() - 1];
         for (int i = 1; i < t.size(); i++) gaps[i - 1] = t.arrivalNanos()[i] - t.arrivalNanos()[i - 1];
         double mean = Arrays.stream(gaps).average().orElseThrow();
-        double var = Arrays.stream(gaps).map(g -> (g - mean) * (g - mean)).average().orElseThrow();
+        double var =
+                Arrays.stream(gaps).map(g -> (g - mean) * (g - mean)).average().orElseThrow();
         return Math.sqrt(var) / mean;
     }
 }

@@ -62,6 +62,7 @@ public final class AdapterRegistry {
     // Engine thread.
     /** Loads asked for at registration, before any request. */
     private final List<RegisteredAdapter> wantedLoads = new ArrayList<>();
+
     private final Map<RegisteredAdapter, CompletableFuture<Void>> unloads = new LinkedHashMap<>();
     /** Adapters with requests running or waiting, kept as counts change so snapshots need not walk the queues. */
     private final LinkedHashSet<RegisteredAdapter> inFlight = new LinkedHashSet<>();
@@ -70,14 +71,28 @@ public final class AdapterRegistry {
      * @param onEngineThread runs a change on the engine thread at the start of its next step, waking it
      * @param wakeEngine     wakes the engine when a load from storage lands
      */
-    public AdapterRegistry(EngineConfig config, ModelConfig base, Executor executor, ExecutorService loaderPool,
-                           Clock clock, EngineStats stats, Consumer<Runnable> onEngineThread, Runnable wakeEngine) {
+    public AdapterRegistry(
+            EngineConfig config,
+            ModelConfig base,
+            Executor executor,
+            ExecutorService loaderPool,
+            Clock clock,
+            EngineStats stats,
+            Consumer<Runnable> onEngineThread,
+            Runnable wakeEngine) {
         this.config = config;
         this.base = base;
         this.stats = stats;
         this.onEngineThread = onEngineThread;
-        this.tiers = new AdapterTiers(config.maxLoras(), config.maxCpuLoras(), config.maxConcurrentAdapterLoads(),
-                executor, loaderPool, clock, wakeEngine, stats);
+        this.tiers = new AdapterTiers(
+                config.maxLoras(),
+                config.maxCpuLoras(),
+                config.maxConcurrentAdapterLoads(),
+                executor,
+                loaderPool,
+                clock,
+                wakeEngine,
+                stats);
     }
 
     // ---------------------------------------------------------------- names (any thread)
@@ -93,8 +108,10 @@ public final class AdapterRegistry {
         if (servable.containsKey(name) || draining.containsKey(name)) throw alreadyLoaded(name);
         // At least one host place must stay free of pins, or no other adapter could ever be loaded.
         if (pinned && pinnedCount() + 1 > config.maxCpuLoras() - 1) {
-            throw new AdapterException(Kind.CONFLICT, "Cannot pin '" + name + "': at most max_cpu_loras - 1 = "
-                    + (config.maxCpuLoras() - 1) + " adapters can be pinned");
+            throw new AdapterException(
+                    Kind.CONFLICT,
+                    "Cannot pin '" + name + "': at most max_cpu_loras - 1 = " + (config.maxCpuLoras() - 1)
+                            + " adapters can be pinned");
         }
         var spec = PeftReader.read(name, path, base, config.maxLoraRank());
         RegisteredAdapter a = new RegisteredAdapter(nextId.getAndIncrement(), spec, pinned);

@@ -13,11 +13,20 @@ import java.util.Set;
  * @param modules       one entry per adapted projection (layer, module, A and B tensor names)
  * @param weightBytes   bytes of all its tensors
  */
-public record AdapterSpec(String name, Path path, int rank, double alpha, double scale, boolean rsLora,
-                          Set<String> targetModules, String baseModelName, Safetensors tensors,
-                          List<Module> modules, long weightBytes) {
+public record AdapterSpec(
+        String name,
+        Path path,
+        int rank,
+        double alpha,
+        double scale,
+        boolean rsLora,
+        Set<String> targetModules,
+        String baseModelName,
+        Safetensors tensors,
+        List<Module> modules,
+        long weightBytes) {
 
     /** One adapted projection: x·Aᵀ (A is rank x in) then ·Bᵀ (B is out x rank), times {@code scale}. */
-    public record Module(int layer, String module, String tensorA, String tensorB, int rank, int in, int out,
-                         double scale) {}
+    public record Module(
+            int layer, String module, String tensorA, String tensorB, int rank, int in, int out, double scale) {}
 }

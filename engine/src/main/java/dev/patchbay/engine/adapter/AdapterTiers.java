@@ -6,6 +6,8 @@ import dev.patchbay.engine.exec.LoadedAdapter;
 import dev.patchbay.engine.stats.AdapterLoad;
 import dev.patchbay.engine.stats.AdapterState.Level;
 import dev.patchbay.engine.stats.EngineStats;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -13,8 +15,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.function.BiConsumer;
 
 /**
@@ -36,14 +36,22 @@ final class AdapterTiers {
     private final LinkedHashSet<RegisteredAdapter> host = new LinkedHashSet<>();
     /** Adapters in slots, least recently used first. */
     private final LinkedHashSet<RegisteredAdapter> slotLru = new LinkedHashSet<>();
+
     private final RegisteredAdapter[] slotOwner;
     private final List<RegisteredAdapter> loading = new ArrayList<>();
 
     private final EngineStats stats;
     private boolean changed = true;
 
-    AdapterTiers(int slotCapacity, int hostCapacity, int maxConcurrentLoads, Executor executor,
-                        ExecutorService loaderPool, Clock clock, Runnable wakeEngine, EngineStats stats) {
+    AdapterTiers(
+            int slotCapacity,
+            int hostCapacity,
+            int maxConcurrentLoads,
+            Executor executor,
+            ExecutorService loaderPool,
+            Clock clock,
+            Runnable wakeEngine,
+            EngineStats stats) {
         this.stats = stats;
         this.slotCapacity = slotCapacity;
         this.hostCapacity = hostCapacity;
@@ -101,13 +109,15 @@ final class AdapterTiers {
                 future.completeExceptionally(e);
             }
         } else {
-            future = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return executor.loadAdapter(a.spec());
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }, loaderPool);
+            future = CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            return executor.loadAdapter(a.spec());
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    },
+                    loaderPool);
             future.whenComplete((r, e) -> wakeEngine.run());
         }
         a.pendingLoad = new RegisteredAdapter.PendingLoad(future, start, readyAt);
@@ -244,7 +254,11 @@ final class AdapterTiers {
         int slot = freeSlotIndex();
         if (slot < 0) {
             RegisteredAdapter victim = null;
-            for (RegisteredAdapter s : slotLru) if (!s.pinned && !stepAdapters.contains(s)) { victim = s; break; }
+            for (RegisteredAdapter s : slotLru)
+                if (!s.pinned && !stepAdapters.contains(s)) {
+                    victim = s;
+                    break;
+                }
             if (victim == null) throw new IllegalStateException("no slot can be freed for " + a);
             slot = victim.slot;
             freeSlot(victim);
@@ -288,5 +302,4 @@ final class AdapterTiers {
     List<RegisteredAdapter> hostOrder() {
         return List.copyOf(host);
     }
-
 }

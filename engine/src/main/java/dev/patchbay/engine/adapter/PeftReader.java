@@ -48,28 +48,35 @@ public final class PeftReader {
         } catch (IOException e) {
             throw new AdapterException(Kind.INVALID, configFile + " is not valid JSON: " + e.getMessage(), e);
         }
-        if (cfg == null || !cfg.isObject()) throw new AdapterException(Kind.INVALID, configFile + " is not a JSON object");
+        if (cfg == null || !cfg.isObject())
+            throw new AdapterException(Kind.INVALID, configFile + " is not a JSON object");
 
         Set<String> missing = new TreeSet<>();
         for (String f : List.of("r", "lora_alpha", "target_modules")) if (!cfg.hasNonNull(f)) missing.add(f);
-        if (!missing.isEmpty()) throw new AdapterException(Kind.INVALID, "Missing required configuration fields: " + missing);
+        if (!missing.isEmpty())
+            throw new AdapterException(Kind.INVALID, "Missing required configuration fields: " + missing);
         String peftType = cfg.path("peft_type").asText("LORA");
         if (!peftType.equalsIgnoreCase("LORA")) {
-            throw new AdapterException(Kind.INVALID, "Only LoRA adapters are supported, this one is peft_type " + peftType);
+            throw new AdapterException(
+                    Kind.INVALID, "Only LoRA adapters are supported, this one is peft_type " + peftType);
         }
         if (cfg.path("use_dora").asBoolean(false)) {
             throw new AdapterException(Kind.INVALID, "DoRA adapters (use_dora=true) are not supported.");
         }
-        if (cfg.hasNonNull("modules_to_save") && !(cfg.get("modules_to_save").isArray() && cfg.get("modules_to_save").isEmpty())) {
-            throw new AdapterException(Kind.INVALID, "Only modules_to_save=None is supported, this adapter saves "
-                    + cfg.get("modules_to_save"));
+        if (cfg.hasNonNull("modules_to_save")
+                && !(cfg.get("modules_to_save").isArray()
+                        && cfg.get("modules_to_save").isEmpty())) {
+            throw new AdapterException(
+                    Kind.INVALID,
+                    "Only modules_to_save=None is supported, this adapter saves " + cfg.get("modules_to_save"));
         }
         String bias = cfg.path("bias").asText("none");
         if (!bias.equals("none")) {
             throw new AdapterException(Kind.INVALID, "Adapter bias is not supported (bias=\"" + bias + "\").");
         }
         int r = cfg.get("r").asInt(0);
-        if (r <= 0) throw new AdapterException(Kind.INVALID, "LoRA rank r must be a positive integer, got " + cfg.get("r"));
+        if (r <= 0)
+            throw new AdapterException(Kind.INVALID, "LoRA rank r must be a positive integer, got " + cfg.get("r"));
         double alpha = cfg.get("lora_alpha").asDouble();
         boolean rsLora = cfg.path("use_rslora").asBoolean(false);
         Map<String, Integer> rankPattern = intMap(cfg.path("rank_pattern"));
@@ -77,7 +84,8 @@ public final class PeftReader {
         int maxRank = r;
         for (int pr : rankPattern.values()) maxRank = Math.max(maxRank, pr);
         if (maxRank > maxLoraRank) {
-            throw new AdapterException(Kind.INVALID, "LoRA rank " + maxRank + " is greater than max_lora_rank " + maxLoraRank + ".");
+            throw new AdapterException(
+                    Kind.INVALID, "LoRA rank " + maxRank + " is greater than max_lora_rank " + maxLoraRank + ".");
         }
 
         Map<String, int[]> baseShapes = base.loraTargetShapes();
@@ -85,8 +93,10 @@ public final class PeftReader {
         Set<String> unsupported = new TreeSet<>(targets);
         unsupported.removeAll(baseShapes.keySet());
         if (targets.isEmpty() || !unsupported.isEmpty()) {
-            throw new AdapterException(Kind.INVALID, "While loading " + dir + ", expected target modules in "
-                    + baseShapes.keySet() + " but received " + (targets.isEmpty() ? cfg.get("target_modules") : unsupported));
+            throw new AdapterException(
+                    Kind.INVALID,
+                    "While loading " + dir + ", expected target modules in " + baseShapes.keySet() + " but received "
+                            + (targets.isEmpty() ? cfg.get("target_modules") : unsupported));
         }
 
         Path weights = dir.resolve(WEIGHTS_FILE);
@@ -106,18 +116,24 @@ public final class PeftReader {
         for (Safetensors.TensorInfo t : st.tensors().values()) {
             Matcher m = TENSOR_NAME.matcher(t.name());
             if (!m.matches()) {
-                throw new AdapterException(Kind.INVALID, "While loading " + dir + ", unexpected tensor '" + t.name()
-                        + "': only LoRA A/B weights of decoder-layer projections are supported");
+                throw new AdapterException(
+                        Kind.INVALID,
+                        "While loading " + dir + ", unexpected tensor '" + t.name()
+                                + "': only LoRA A/B weights of decoder-layer projections are supported");
             }
             int layer = Integer.parseInt(m.group(1));
             String module = m.group(2);
             if (!baseShapes.containsKey(module)) {
-                throw new AdapterException(Kind.INVALID, "While loading " + dir + ", expected target modules in "
-                        + baseShapes.keySet() + " but received [" + module + "]");
+                throw new AdapterException(
+                        Kind.INVALID,
+                        "While loading " + dir + ", expected target modules in " + baseShapes.keySet()
+                                + " but received [" + module + "]");
             }
             if (layer >= base.numLayers()) {
-                throw new AdapterException(Kind.INVALID, "Tensor '" + t.name() + "' is for layer " + layer
-                        + " but the base model has " + base.numLayers() + " layers");
+                throw new AdapterException(
+                        Kind.INVALID,
+                        "Tensor '" + t.name() + "' is for layer " + layer + " but the base model has "
+                                + base.numLayers() + " layers");
             }
             String key = String.format("%05d.%s", layer, module);
             pairs.computeIfAbsent(key, k -> new String[2])[m.group(3).equals("A") ? 0 : 1] = t.name();
@@ -128,8 +144,10 @@ public final class PeftReader {
             int layer = Integer.parseInt(e.getKey().substring(0, 5));
             String module = e.getKey().substring(6);
             if (ab[0] == null || ab[1] == null) {
-                throw new AdapterException(Kind.INVALID, "Layer " + layer + " " + module + " has only lora_"
-                        + (ab[0] == null ? "B" : "A") + "; both lora_A and lora_B are needed");
+                throw new AdapterException(
+                        Kind.INVALID,
+                        "Layer " + layer + " " + module + " has only lora_" + (ab[0] == null ? "B" : "A")
+                                + "; both lora_A and lora_B are needed");
             }
             int[] io = baseShapes.get(module);
             Safetensors.TensorInfo a = st.tensors().get(ab[0]);
@@ -140,17 +158,30 @@ public final class PeftReader {
             if (!Arrays.equals(a.shape(), wantA)) throw wrongShape(a, wantA);
             if (!Arrays.equals(b.shape(), wantB)) throw wrongShape(b, wantB);
             if (!isFloat(a.dtype()) || !isFloat(b.dtype())) {
-                throw new AdapterException(Kind.INVALID, "Tensor '" + ab[0] + "' has dtype " + a.dtype()
-                        + "; LoRA weights must be F32, F16 or BF16");
+                throw new AdapterException(
+                        Kind.INVALID,
+                        "Tensor '" + ab[0] + "' has dtype " + a.dtype() + "; LoRA weights must be F32, F16 or BF16");
             }
             double moduleAlpha = alphaPattern.getOrDefault(module, alpha);
             double scale = rsLora ? moduleAlpha / Math.sqrt(moduleRank) : moduleAlpha / moduleRank;
             modules.add(new AdapterSpec.Module(layer, module, ab[0], ab[1], moduleRank, io[0], io[1], scale));
         }
-        long bytes = st.tensors().values().stream().mapToLong(Safetensors.TensorInfo::byteSize).sum();
+        long bytes = st.tensors().values().stream()
+                .mapToLong(Safetensors.TensorInfo::byteSize)
+                .sum();
         double scale = rsLora ? alpha / Math.sqrt(r) : alpha / r;
-        return new AdapterSpec(name, dir, maxRank, alpha, scale, rsLora, targets,
-                cfg.path("base_model_name_or_path").asText(""), st, List.copyOf(modules), bytes);
+        return new AdapterSpec(
+                name,
+                dir,
+                maxRank,
+                alpha,
+                scale,
+                rsLora,
+                targets,
+                cfg.path("base_model_name_or_path").asText(""),
+                st,
+                List.copyOf(modules),
+                bytes);
     }
 
     private static boolean isFloat(String dtype) {
@@ -158,8 +189,10 @@ public final class PeftReader {
     }
 
     private static AdapterException wrongShape(Safetensors.TensorInfo t, long[] want) {
-        return new AdapterException(Kind.INVALID, "Tensor '" + t.name() + "' has shape " + Arrays.toString(t.shape())
-                + " but the base model needs " + Arrays.toString(want));
+        return new AdapterException(
+                Kind.INVALID,
+                "Tensor '" + t.name() + "' has shape " + Arrays.toString(t.shape()) + " but the base model needs "
+                        + Arrays.toString(want));
     }
 
     /** target_modules is a list of names, or a string: a single name, "all-linear", or a regex over full names. */
@@ -174,8 +207,9 @@ public final class PeftReader {
                 out.add(s);
             } else {
                 Pattern p = Pattern.compile(s);
-                for (String k : known) if (p.matcher("model.layers.0.self_attn." + k).matches()
-                        || p.matcher("model.layers.0.mlp." + k).matches()) out.add(k);
+                for (String k : known)
+                    if (p.matcher("model.layers.0.self_attn." + k).matches()
+                            || p.matcher("model.layers.0.mlp." + k).matches()) out.add(k);
             }
         }
         return out;
@@ -183,13 +217,19 @@ public final class PeftReader {
 
     private static Map<String, Integer> intMap(JsonNode n) {
         Map<String, Integer> m = new HashMap<>();
-        if (n.isObject()) n.fields().forEachRemaining(e -> m.put(lastPart(e.getKey()), e.getValue().asInt()));
+        if (n.isObject())
+            n.fields()
+                    .forEachRemaining(
+                            e -> m.put(lastPart(e.getKey()), e.getValue().asInt()));
         return m;
     }
 
     private static Map<String, Double> doubleMap(JsonNode n) {
         Map<String, Double> m = new HashMap<>();
-        if (n.isObject()) n.fields().forEachRemaining(e -> m.put(lastPart(e.getKey()), e.getValue().asDouble()));
+        if (n.isObject())
+            n.fields()
+                    .forEachRemaining(
+                            e -> m.put(lastPart(e.getKey()), e.getValue().asDouble()));
         return m;
     }
 

@@ -19,8 +19,15 @@ import java.util.SplittableRandom;
 public final class PeftWriter {
     private PeftWriter() {}
 
-    public static Path write(Path dir, ModelConfig base, String baseModelName, int rank, double alpha,
-                             List<String> targetModules, long seed) throws IOException {
+    public static Path write(
+            Path dir,
+            ModelConfig base,
+            String baseModelName,
+            int rank,
+            double alpha,
+            List<String> targetModules,
+            long seed)
+            throws IOException {
         Files.createDirectories(dir);
         ObjectMapper om = new ObjectMapper();
         ObjectNode cfg = om.createObjectNode();
@@ -36,7 +43,8 @@ public final class PeftWriter {
         cfg.putNull("modules_to_save");
         var targets = cfg.putArray("target_modules");
         targetModules.forEach(targets::add);
-        om.writerWithDefaultPrettyPrinter().writeValue(dir.resolve(PeftReader.CONFIG_FILE).toFile(), cfg);
+        om.writerWithDefaultPrettyPrinter()
+                .writeValue(dir.resolve(PeftReader.CONFIG_FILE).toFile(), cfg);
 
         SplittableRandom rnd = new SplittableRandom(seed);
         SafetensorsWriter w = new SafetensorsWriter();
@@ -45,8 +53,10 @@ public final class PeftWriter {
             for (String m : targetModules) {
                 int[] io = shapes.get(m);
                 if (io == null) throw new IllegalArgumentException("base model has no module " + m);
-                String group = m.endsWith("_proj") && (m.startsWith("gate") || m.startsWith("up") || m.startsWith("down"))
-                        ? "mlp" : "self_attn";
+                String group =
+                        m.endsWith("_proj") && (m.startsWith("gate") || m.startsWith("up") || m.startsWith("down"))
+                                ? "mlp"
+                                : "self_attn";
                 String prefix = "base_model.model.model.layers." + layer + "." + group + "." + m;
                 w.add(prefix + ".lora_A.weight", "F32", new long[] {rank, io[0]}, randomF32(rank * io[0], rnd, 0.02));
                 w.add(prefix + ".lora_B.weight", "F32", new long[] {io[1], rank}, randomF32(io[1] * rank, rnd, 0.02));

@@ -12,5 +12,10 @@ import java.util.List;
  * @param numAdapters   distinct adapters in the batch
  * @param blockSize     tokens per KV block
  */
-public record Batch(List<ScheduledSequence> sequences, int numTokens, int numPrefillTokens, int numDecodes,
-                    int numAdapters, int blockSize) {}
+public record Batch(
+        List<ScheduledSequence> sequences,
+        int numTokens,
+        int numPrefillTokens,
+        int numDecodes,
+        int numAdapters,
+        int blockSize) {}

@@ -13,7 +13,8 @@ public final class Logprobs {
      * the {@code top} most likely tokens' (fewer if the vocabulary is smaller), ties broken by the lower id.
      */
     public static TokenLogprobs of(float[] logits, int offset, int vocab, int token, int top) {
-        if (token < 0 || token >= vocab) throw new IllegalArgumentException("token " + token + " outside [0, " + vocab + ")");
+        if (token < 0 || token >= vocab)
+            throw new IllegalArgumentException("token " + token + " outside [0, " + vocab + ")");
         float max = Float.NEGATIVE_INFINITY;
         for (int i = 0; i < vocab; i++) max = Math.max(max, logits[offset + i]);
         double sum = 0;

@@ -17,6 +17,14 @@ import java.util.random.RandomGenerator;
  * @param prompt         the whole prompt (the simulated executor echoes it)
  * @param numOutputTokens tokens generated so far
  */
-public record ScheduledSequence(long requestId, int[] tokens, int startPosition, int[] blockTable, int adapterSlot,
-                                boolean sample, SamplingParams params, RandomGenerator rng, int[] prompt,
-                                int numOutputTokens) {}
+public record ScheduledSequence(
+        long requestId,
+        int[] tokens,
+        int startPosition,
+        int[] blockTable,
+        int adapterSlot,
+        boolean sample,
+        SamplingParams params,
+        RandomGenerator rng,
+        int[] prompt,
+        int numOutputTokens) {}

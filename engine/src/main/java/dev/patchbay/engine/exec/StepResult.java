@@ -11,8 +11,8 @@ package dev.patchbay.engine.exec;
  *                        token at position {@code startPosition + 1 + j}, for every such prompt position this step's
  *                        tokens predict (else null); null as a whole when no sequence asked
  */
-public record StepResult(int[] nextTokens, long modeledNanos, TokenLogprobs[] sampleLogprobs,
-                         TokenLogprobs[][] promptLogprobs) {
+public record StepResult(
+        int[] nextTokens, long modeledNanos, TokenLogprobs[] sampleLogprobs, TokenLogprobs[][] promptLogprobs) {
     public StepResult(int[] nextTokens, long modeledNanos) {
         this(nextTokens, modeledNanos, null, null);
     }

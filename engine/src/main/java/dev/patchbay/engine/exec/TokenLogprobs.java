@@ -13,7 +13,8 @@ package dev.patchbay.engine.exec;
  */
 public record TokenLogprobs(int tokenId, float logprob, int rank, int[] topIds, float[] topLogprobs) {
     public TokenLogprobs {
-        if (topIds.length != topLogprobs.length) throw new IllegalArgumentException("top ids and logprobs differ in length");
+        if (topIds.length != topLogprobs.length)
+            throw new IllegalArgumentException("top ids and logprobs differ in length");
     }
 
     public int numTop() {

@@ -8,11 +8,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Arrays;
 
 /**
  * The header of a safetensors file: an 8-byte little-endian length, then JSON naming each tensor's
@@ -74,7 +74,9 @@ public record Safetensors(Path file, long dataStart, Map<String, TensorInfo> ten
             String name = e.getKey();
             JsonNode t = e.getValue();
             if (name.equals("__metadata__")) {
-                t.fields().forEachRemaining(m -> metadata.put(m.getKey(), m.getValue().asText()));
+                t.fields()
+                        .forEachRemaining(
+                                m -> metadata.put(m.getKey(), m.getValue().asText()));
                 continue;
             }
             String dtype = t.path("dtype").asText("");
@@ -100,6 +102,7 @@ public record Safetensors(Path file, long dataStart, Map<String, TensorInfo> ten
             }
             tensors.put(name, info);
         }
-        return new Safetensors(file, dataStart, Collections.unmodifiableMap(tensors), Collections.unmodifiableMap(metadata));
+        return new Safetensors(
+                file, dataStart, Collections.unmodifiableMap(tensors), Collections.unmodifiableMap(metadata));
     }
 }

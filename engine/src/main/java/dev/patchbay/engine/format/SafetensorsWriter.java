@@ -69,7 +69,10 @@ public final class SafetensorsWriter {
         System.arraycopy(json, 0, padded, 0, json.length);
         for (int i = json.length; i < padded.length; i++) padded[i] = ' ';
         try (OutputStream out = Files.newOutputStream(file)) {
-            out.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(padded.length).array());
+            out.write(ByteBuffer.allocate(8)
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .putLong(padded.length)
+                    .array());
             out.write(padded);
             for (Entry e : entries) out.write(e.data);
         }

@@ -17,6 +17,7 @@ public final class SequenceBlocks {
     int numCached;
     /** Prefix hashes of the first {@code numHashes} full blocks of the sequence's tokens, computed on first use. */
     private long[] hashes = new long[4];
+
     private int numHashes;
     private int[] tableCopy;
 

@@ -1,8 +1,8 @@
 package dev.patchbay.engine.model;
 
 import dev.patchbay.engine.exec.Executor;
-import java.util.List;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /** A base model as the engine serves it: its shapes, its tokenizer and chat format, and how to run it. */
 public interface Model extends AutoCloseable {

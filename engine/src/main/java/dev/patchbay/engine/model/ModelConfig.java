@@ -1,22 +1,33 @@
 package dev.patchbay.engine.model;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import com.fasterxml.jackson.core.JsonProcessingException;
 
 /**
  * The shapes of a Llama-family transformer, read from a Hugging Face {@code config.json}. The engine
  * needs them to check adapters against the base model; the real executor needs them to run it.
  */
-public record ModelConfig(String architecture, int hiddenSize, int numLayers, int numHeads, int numKvHeads,
-                          int headDim, int intermediateSize, int vocabSize, int maxPositionEmbeddings,
-                          double rmsNormEps, double ropeTheta, boolean tieWordEmbeddings, boolean attentionBias,
-                          String torchDtype, JsonNode ropeScaling) {
+public record ModelConfig(
+        String architecture,
+        int hiddenSize,
+        int numLayers,
+        int numHeads,
+        int numKvHeads,
+        int headDim,
+        int intermediateSize,
+        int vocabSize,
+        int maxPositionEmbeddings,
+        double rmsNormEps,
+        double ropeTheta,
+        boolean tieWordEmbeddings,
+        boolean attentionBias,
+        String torchDtype,
+        JsonNode ropeScaling) {
 
     /** The projections a LoRA adapter may target, mapped to their {input, output} sizes. */
     public Map<String, int[]> loraTargetShapes() {
@@ -51,24 +62,39 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     /** A JSON parser's complaint without the source excerpt it appends on further lines. */
     public static String jsonProblem(IOException e) {
-        return e instanceof JsonProcessingException j ? j.getOriginalMessage()
-                + (j.getLocation() == null ? "" : " (line " + j.getLocation().getLineNr() + ", column "
-                + j.getLocation().getColumnNr() + ")") : String.valueOf(e.getMessage());
+        return e instanceof JsonProcessingException j
+                ? j.getOriginalMessage()
+                        + (j.getLocation() == null
+                                ? ""
+                                : " (line " + j.getLocation().getLineNr() + ", column "
+                                        + j.getLocation().getColumnNr() + ")")
+                : String.valueOf(e.getMessage());
     }
 
     public static ModelConfig fromJson(JsonNode n, String source) throws IOException {
-        String arch = n.path("architectures").path(0).asText(n.path("model_type").asText("LlamaForCausalLM"));
+        String arch =
+                n.path("architectures").path(0).asText(n.path("model_type").asText("LlamaForCausalLM"));
         int hidden = required(n, "hidden_size", source);
         int heads = required(n, "num_attention_heads", source);
         int layers = required(n, "num_hidden_layers", source);
         int kvHeads = n.path("num_key_value_heads").asInt(heads);
         int headDim = n.hasNonNull("head_dim") ? n.get("head_dim").asInt() : hidden / heads;
         boolean qwen = arch.toLowerCase().contains("qwen2");
-        return new ModelConfig(arch, hidden, layers, heads, kvHeads, headDim,
-                required(n, "intermediate_size", source), required(n, "vocab_size", source),
-                n.path("max_position_embeddings").asInt(4096), n.path("rms_norm_eps").asDouble(1e-5),
-                n.path("rope_theta").asDouble(10000.0), n.path("tie_word_embeddings").asBoolean(false),
-                n.path("attention_bias").asBoolean(qwen), n.path("torch_dtype").asText("float32"),
+        return new ModelConfig(
+                arch,
+                hidden,
+                layers,
+                heads,
+                kvHeads,
+                headDim,
+                required(n, "intermediate_size", source),
+                required(n, "vocab_size", source),
+                n.path("max_position_embeddings").asInt(4096),
+                n.path("rms_norm_eps").asDouble(1e-5),
+                n.path("rope_theta").asDouble(10000.0),
+                n.path("tie_word_embeddings").asBoolean(false),
+                n.path("attention_bias").asBoolean(qwen),
+                n.path("torch_dtype").asText("float32"),
                 n.hasNonNull("rope_scaling") ? n.get("rope_scaling") : null);
     }
 

@@ -1,8 +1,8 @@
 package dev.patchbay.engine.sched;
 
+import dev.patchbay.engine.ContextLimit;
 import dev.patchbay.engine.EngineConfig;
 import dev.patchbay.engine.EngineRequest;
-import dev.patchbay.engine.ContextLimit;
 import dev.patchbay.engine.FinishReason;
 import dev.patchbay.engine.ModelTarget;
 import dev.patchbay.engine.RequestOutput;
@@ -26,8 +26,8 @@ import dev.patchbay.engine.stats.StepStats;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +56,7 @@ public final class EngineCore {
     private final Snapshots snapshots;
     /** Every cumulative counter of the engine; the scheduler, the KV cache and the adapter registry report into it. */
     private final EngineStats stats = new EngineStats();
+
     private final ContextLimit contextLimit;
 
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
@@ -65,6 +66,7 @@ public final class EngineCore {
     private final AtomicInteger inboxRequests = new AtomicInteger();
     /** The waiting queue's length as of the last step, for admission control from other threads. */
     private volatile int waitingCount;
+
     private final CopyOnWriteArrayList<Consumer<EngineSnapshot>> listeners = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<Consumer<Scheduler.Plan>> planListeners = new CopyOnWriteArrayList<>();
     private final Runnable wakeup;
@@ -76,8 +78,13 @@ public final class EngineCore {
     private boolean dirty = true;
 
     /** A step that has been scheduled and executed, whose outputs land at {@code startNanos + modeledNanos}. */
-    public record PendingStep(Scheduler.Plan plan, Batch batch, StepResult result, long startNanos, long modeledNanos,
-                              Throwable failure) {}
+    public record PendingStep(
+            Scheduler.Plan plan,
+            Batch batch,
+            StepResult result,
+            long startNanos,
+            long modeledNanos,
+            Throwable failure) {}
 
     public EngineCore(EngineConfig config, Model model, Clock clock, ExecutorService loaderPool, Runnable wakeup) {
         this.config = config;
@@ -92,8 +99,8 @@ public final class EngineCore {
                     + " KV blocks but the executor holds " + held.getAsInt());
         }
         this.kv = new KvCacheManager(config.numKvBlocks(), config.blockSize(), config.enablePrefixCaching(), stats);
-        this.adapters = new AdapterRegistry(config, model.config(), model.executor(), loaderPool, clock, stats,
-                this::onEngineThread, this::wake);
+        this.adapters = new AdapterRegistry(
+                config, model.config(), model.executor(), loaderPool, clock, stats, this::onEngineThread, this::wake);
         this.scheduler = new Scheduler(config, kv, adapters, stats);
         this.snapshots = new Snapshots(config, model, clock);
         publish(StepStats.EMPTY);
@@ -135,19 +142,27 @@ public final class EngineCore {
         if (req.adapterName() != null) {
             adapter = adapters.servable(req.adapterName());
             if (adapter == null) {
-                throw new RequestRejectedException(Reason.UNKNOWN_ADAPTER,
-                        ModelTarget.unknownModelMessage(req.adapterName()));
+                throw new RequestRejectedException(
+                        Reason.UNKNOWN_ADAPTER, ModelTarget.unknownModelMessage(req.adapterName()));
             }
         }
         if (inboxRequests.incrementAndGet() + waitingCount > config.maxWaitingRequests()) {
             inboxRequests.decrementAndGet();
-            throw new RequestRejectedException(Reason.QUEUE_FULL, "The server's waiting queue is full ("
-                    + config.maxWaitingRequests() + " requests); try again later");
+            throw new RequestRejectedException(
+                    Reason.QUEUE_FULL,
+                    "The server's waiting queue is full (" + config.maxWaitingRequests()
+                            + " requests); try again later");
         }
         long id = nextRequestId.getAndIncrement();
         long seed = req.params().seed() != null ? req.params().seed() : config.seed() * 0x9E3779B97F4A7C15L + id;
-        Request r = new Request(id, req.promptTokens().clone(), adapter, req.params(), req.listener(),
-                new SplittableRandom(seed), req.arrivalNanos());
+        Request r = new Request(
+                id,
+                req.promptTokens().clone(),
+                adapter,
+                req.params(),
+                req.listener(),
+                new SplittableRandom(seed),
+                req.arrivalNanos());
         if (req.listener().wantsText() || !req.params().stop().isEmpty()) {
             r.text = new OutputText(model.tokenizer(), req.params().stop());
         }
@@ -158,8 +173,9 @@ public final class EngineCore {
 
     private void checkLogprobs(Integer n, String what) throws RequestRejectedException {
         if (n != null && !config.allowsLogprobs(n)) {
-            throw new RequestRejectedException(Reason.INVALID, "Requested " + what + " of " + n
-                    + ", which is greater than max allowed: " + config.maxLogprobs());
+            throw new RequestRejectedException(
+                    Reason.INVALID,
+                    "Requested " + what + " of " + n + ", which is greater than max allowed: " + config.maxLogprobs());
         }
     }
 
@@ -246,7 +262,10 @@ public final class EngineCore {
 
     /** Whether requests are queued or running (loads alone do not count). */
     public boolean hasRequests() {
-        return !scheduler.running.isEmpty() || !scheduler.waiting.isEmpty() || !active.isEmpty() || inboxRequests.get() > 0;
+        return !scheduler.running.isEmpty()
+                || !scheduler.waiting.isEmpty()
+                || !active.isEmpty()
+                || inboxRequests.get() > 0;
     }
 
     /** The earliest time something will become ready by itself (an adapter load), or Long.MAX_VALUE. */
@@ -302,7 +321,9 @@ public final class EngineCore {
                 finish(r, FinishReason.ERROR, "The model failed: " + step.failure());
                 continue;
             }
-            r.recordPromptLogprobs(step.batch().sequences().get(i).startPosition(), step.result().promptLogprobs(i));
+            r.recordPromptLogprobs(
+                    step.batch().sequences().get(i).startPosition(),
+                    step.result().promptLogprobs(i));
             r.numComputed += s.numTokens();
             kv.cacheFullBlocks(r.blocks, r.numComputed);
             if (r.numComputed < r.numTokens()) continue; // a prompt chunk: no token yet
@@ -371,16 +392,18 @@ public final class EngineCore {
         int[] fresh = Arrays.copyOfRange(r.output, r.numEmitted, r.numOutput);
         r.numEmitted = r.numOutput;
         String delta = r.text == null ? "" : r.text.takeDelta(reason != null);
-        List<TokenLogprobs> logprobs = r.outputLogprobs == null ? null
-                : Collections.unmodifiableList(Arrays.asList(Arrays.copyOfRange(r.outputLogprobs, r.numEmitted - fresh.length, r.numEmitted)));
+        List<TokenLogprobs> logprobs = r.outputLogprobs == null
+                ? null
+                : Collections.unmodifiableList(
+                        Arrays.asList(Arrays.copyOfRange(r.outputLogprobs, r.numEmitted - fresh.length, r.numEmitted)));
         List<TokenLogprobs> promptLogprobs = null;
         if (r.promptLogprobs != null && !r.promptLogprobsSent) {
             r.promptLogprobsSent = true;
             promptLogprobs = Collections.unmodifiableList(Arrays.asList(r.promptLogprobs.clone()));
         }
         try {
-            r.listener.onOutput(new RequestOutput(r.id, fresh, delta, reason, r.prompt.length, r.numOutput, error,
-                    logprobs, promptLogprobs));
+            r.listener.onOutput(new RequestOutput(
+                    r.id, fresh, delta, reason, r.prompt.length, r.numOutput, error, logprobs, promptLogprobs));
         } catch (RuntimeException e) {
             // A listener's fault must not stop the engine; the request itself is aborted if still running.
             if (reason == null) inbox.add(() -> finish(r, FinishReason.ABORT, null));
@@ -395,8 +418,19 @@ public final class EngineCore {
         double decode = r.firstTokenNanos >= 0 ? (r.lastTokenNanos - r.firstTokenNanos) / 1e9 : nan;
         double inference = r.firstTokenNanos >= 0 ? (r.lastTokenNanos - r.firstScheduledNanos) / 1e9 : nan;
         double tpot = r.numOutput > 1 ? decode / (r.numOutput - 1) : nan;
-        return new FinishedRequest(adapterName(r), reason, r.prompt.length, r.numOutput, r.params.maxTokens(),
-                r.params.n(), (Math.max(end, clock.nanos()) - r.arrivalNanos) / 1e9, queue, prefill, decode, inference, tpot);
+        return new FinishedRequest(
+                adapterName(r),
+                reason,
+                r.prompt.length,
+                r.numOutput,
+                r.params.maxTokens(),
+                r.params.n(),
+                (Math.max(end, clock.nanos()) - r.arrivalNanos) / 1e9,
+                queue,
+                prefill,
+                decode,
+                inference,
+                tpot);
     }
 
     private static String adapterName(Request r) {
@@ -406,7 +440,8 @@ public final class EngineCore {
     private void failAdapterRequests(RegisteredAdapter a, Throwable cause) {
         List<Request> victims = new ArrayList<>();
         for (Request r : scheduler.waiting) if (r.adapter == a) victims.add(r);
-        for (Request r : victims) finish(r, FinishReason.ERROR, "Adapter '" + a.name() + "' failed to load: " + cause.getMessage());
+        for (Request r : victims)
+            finish(r, FinishReason.ERROR, "Adapter '" + a.name() + "' failed to load: " + cause.getMessage());
     }
 
     private Batch buildBatch(Scheduler.Plan plan) {
@@ -420,8 +455,17 @@ public final class EngineCore {
             if (decode) decodes++;
             else prefill += n;
             tokens += n;
-            seqs.add(new ScheduledSequence(r.id, r.tokensRange(r.numComputed, n), r.numComputed, r.blocks.table(),
-                    r.adapter == null ? -1 : r.adapter.slot(), sample, r.params, r.rng, r.prompt, r.numOutput));
+            seqs.add(new ScheduledSequence(
+                    r.id,
+                    r.tokensRange(r.numComputed, n),
+                    r.numComputed,
+                    r.blocks.table(),
+                    r.adapter == null ? -1 : r.adapter.slot(),
+                    sample,
+                    r.params,
+                    r.rng,
+                    r.prompt,
+                    r.numOutput));
         }
         return new Batch(seqs, tokens, prefill, decodes, plan.adapters().size(), config.blockSize());
     }

@@ -29,7 +29,8 @@ final class OutputText {
     /** Adds a token's text; returns true when the text now contains a stop string (the text is cut before it). */
     boolean append(int token) {
         byte[] b = tokenizer.tokenBytes(token);
-        if (pendingLen + b.length > pending.length) pending = Arrays.copyOf(pending, Math.max(pending.length * 2, pendingLen + b.length));
+        if (pendingLen + b.length > pending.length)
+            pending = Arrays.copyOf(pending, Math.max(pending.length * 2, pendingLen + b.length));
         System.arraycopy(b, 0, pending, pendingLen, b.length);
         pendingLen += b.length;
         int complete = completeUtf8Prefix(pending, pendingLen);

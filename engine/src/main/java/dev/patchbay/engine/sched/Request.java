@@ -11,7 +11,11 @@ import java.util.random.RandomGenerator;
 
 /** A request inside the engine: its tokens, progress, KV blocks and timing. Owned by the engine thread. */
 public final class Request {
-    public enum Status { WAITING, RUNNING, FINISHED }
+    public enum Status {
+        WAITING,
+        RUNNING,
+        FINISHED
+    }
 
     final long id;
     final int[] prompt;
@@ -34,6 +38,7 @@ public final class Request {
     TokenLogprobs[] outputLogprobs;
     /** With {@code prompt_logprobs} asked for: entry p belongs to prompt token p, entry 0 staying null (else null). */
     TokenLogprobs[] promptLogprobs;
+
     boolean promptLogprobsSent;
     FinishReason finishReason;
     String error;
@@ -44,8 +49,14 @@ public final class Request {
     long firstTokenNanos = -1;
     long lastTokenNanos = -1;
 
-    Request(long id, int[] prompt, RegisteredAdapter adapter, SamplingParams params, RequestListener listener,
-            RandomGenerator rng, long arrivalNanos) {
+    Request(
+            long id,
+            int[] prompt,
+            RegisteredAdapter adapter,
+            SamplingParams params,
+            RequestListener listener,
+            RandomGenerator rng,
+            long arrivalNanos) {
         this.id = id;
         this.prompt = prompt;
         this.adapter = adapter;
@@ -81,7 +92,8 @@ public final class Request {
     void appendOutput(int token, TokenLogprobs logprobs) {
         if (numOutput == output.length) output = Arrays.copyOf(output, output.length * 2);
         if (outputLogprobs != null) {
-            if (numOutput == outputLogprobs.length) outputLogprobs = Arrays.copyOf(outputLogprobs, outputLogprobs.length * 2);
+            if (numOutput == outputLogprobs.length)
+                outputLogprobs = Arrays.copyOf(outputLogprobs, outputLogprobs.length * 2);
             outputLogprobs[numOutput] = logprobs;
         }
         output[numOutput++] = token;

@@ -41,8 +41,8 @@ public final class Scheduler {
     public record Scheduled(Request request, int numTokens) {}
 
     /** What a step will run; {@code activationNanos} is the modeled time of moving adapters into slots. */
-    public record Plan(List<Scheduled> scheduled, List<Request> preempted, Set<RegisteredAdapter> adapters,
-                       long activationNanos) {
+    public record Plan(
+            List<Scheduled> scheduled, List<Request> preempted, Set<RegisteredAdapter> adapters, long activationNanos) {
         public boolean isEmpty() {
             return scheduled.isEmpty();
         }
@@ -101,7 +101,8 @@ public final class Scheduler {
                 // Prompt log probabilities need logits at every prompt position, so such a request (as in vLLM)
                 // computes its whole prompt rather than starting from a cached prefix.
                 CachedPrefix prefix = r.params.promptLogprobs() == null
-                        ? kv.cachedPrefix(r.blocks, r.numTokens()) : CachedPrefix.NONE;
+                        ? kv.cachedPrefix(r.blocks, r.numTokens())
+                        : CachedPrefix.NONE;
                 int cachedTokens = prefix.numBlocks() * kv.blockSize();
                 int n = Math.min(r.numTokens() - cachedTokens, budget);
                 if (!kv.allocateSlots(r.blocks, prefix, cachedTokens + n)) break;
@@ -129,8 +130,8 @@ public final class Scheduler {
      * were the load synchronous, as in vLLM, that earlier request would hold the slot, and a later request of
      * another adapter must not take it and leave the earlier one waiting for as long as the slots stay busy.
      */
-    private boolean admissible(RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters,
-                               Set<RegisteredAdapter> loading) {
+    private boolean admissible(
+            RegisteredAdapter a, Set<RegisteredAdapter> stepAdapters, Set<RegisteredAdapter> loading) {
         if (!adapters.isHostResident(a)) {
             adapters.requestLoad(a);
             // A load that cannot enter host memory holds no place: the room comes only from resident adapters whose

@@ -40,8 +40,8 @@ final class Snapshots {
         return latest;
     }
 
-    EngineSnapshot publish(Scheduler scheduler, KvCacheManager kv, AdapterRegistry adapters, EngineStats stats,
-                           StepStats step) {
+    EngineSnapshot publish(
+            Scheduler scheduler, KvCacheManager kv, AdapterRegistry adapters, EngineStats stats, StepStats step) {
         double now = clock.unixSeconds();
         LoraState lora = null;
         if (config.enableLora()) {
@@ -50,9 +50,19 @@ final class Snapshots {
             List<String> runningNames = new ArrayList<>();
             List<String> waitingNames = new ArrayList<>();
             for (RegisteredAdapter a : listed) {
-                states.add(new AdapterState(a.name(), a.id(), a.running(), a.waiting(), a.level(), a.loading(), a.pinned(),
-                        a.spec().rank(), a.level() == AdapterState.Level.NONE ? 0 : a.spec().weightBytes(),
-                        stats.promptTokens(a), stats.generationTokens(a), stats.finished(a)));
+                states.add(new AdapterState(
+                        a.name(),
+                        a.id(),
+                        a.running(),
+                        a.waiting(),
+                        a.level(),
+                        a.loading(),
+                        a.pinned(),
+                        a.spec().rank(),
+                        a.level() == AdapterState.Level.NONE ? 0 : a.spec().weightBytes(),
+                        stats.promptTokens(a),
+                        stats.generationTokens(a),
+                        stats.finished(a)));
                 if (a.running() > 0) runningNames.add(a.name());
                 if (a.waiting() > 0) waitingNames.add(a.name());
             }
@@ -64,14 +74,33 @@ final class Snapshots {
                 lastWaitingNames = List.copyOf(waitingNames);
                 activityChanged = now;
             }
-            lora = new LoraState(config.maxLoras(), config.maxCpuLoras(), config.maxLoraRank(), loraDtype,
-                    List.copyOf(states), adapters.slotsUsed(), adapters.hostResident() - adapters.slotsUsed(),
-                    lastRunningNames, lastWaitingNames, activityChanged);
+            lora = new LoraState(
+                    config.maxLoras(),
+                    config.maxCpuLoras(),
+                    config.maxLoraRank(),
+                    loraDtype,
+                    List.copyOf(states),
+                    adapters.slotsUsed(),
+                    adapters.hostResident() - adapters.slotsUsed(),
+                    lastRunningNames,
+                    lastWaitingNames,
+                    activityChanged);
         }
         Counters counters = stats.counters();
-        EngineSnapshot s = new EngineSnapshot(++sequence, clock.nanos(), now, config.servedModelName(),
-                scheduler.numRunning(), scheduler.numWaiting(), kv.numBlocks(), kv.numUsed(), kv.blockSize(),
-                config.enablePrefixCaching(), lora, counters, step);
+        EngineSnapshot s = new EngineSnapshot(
+                ++sequence,
+                clock.nanos(),
+                now,
+                config.servedModelName(),
+                scheduler.numRunning(),
+                scheduler.numWaiting(),
+                kv.numBlocks(),
+                kv.numUsed(),
+                kv.blockSize(),
+                config.enablePrefixCaching(),
+                lora,
+                counters,
+                step);
         latest = s;
         return s;
     }

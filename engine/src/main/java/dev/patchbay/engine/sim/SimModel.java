@@ -5,8 +5,8 @@ import dev.patchbay.engine.model.ChatMessage;
 import dev.patchbay.engine.model.Model;
 import dev.patchbay.engine.model.ModelConfig;
 import dev.patchbay.engine.model.Tokenizer;
-import java.util.List;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The simulated model ({@code --model sim:<name>}): a Llama-shaped config for adapter validation, a word
@@ -14,8 +14,22 @@ import java.util.Arrays;
  */
 public final class SimModel implements Model {
     /** Shapes of a small Llama-style model, so demo adapters stay small on disk. */
-    public static final ModelConfig DEFAULT_CONFIG = new ModelConfig("SimForCausalLM", 1024, 8, 16, 4, 64, 2816,
-            new SimTokenizer().vocabSize(), 8192, 1e-5, 10000.0, false, false, "float16", null);
+    public static final ModelConfig DEFAULT_CONFIG = new ModelConfig(
+            "SimForCausalLM",
+            1024,
+            8,
+            16,
+            4,
+            64,
+            2816,
+            new SimTokenizer().vocabSize(),
+            8192,
+            1e-5,
+            10000.0,
+            false,
+            false,
+            "float16",
+            null);
 
     /** How the end-of-sequence token is written where special tokens are spelled out. */
     public static final String EOS_TEXT = "</s>";
@@ -25,8 +39,12 @@ public final class SimModel implements Model {
     private final SimTokenizer tokenizer = new SimTokenizer();
     private final SimulatedExecutor executor;
 
-    public SimModel(String name, ModelConfig config, LatencyModel latency, SimulatedExecutor.TextMode mode,
-                    double eosProbability) {
+    public SimModel(
+            String name,
+            ModelConfig config,
+            LatencyModel latency,
+            SimulatedExecutor.TextMode mode,
+            double eosProbability) {
         this.name = name;
         this.config = config;
         this.executor = new SimulatedExecutor(latency, mode, eosProbability, tokenizer);
@@ -54,7 +72,8 @@ public final class SimModel implements Model {
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         StringBuilder sb = new StringBuilder();
-        for (ChatMessage m : messages) sb.append(m.role()).append(": ").append(m.content()).append('\n');
+        for (ChatMessage m : messages)
+            sb.append(m.role()).append(": ").append(m.content()).append('\n');
         if (addGenerationPrompt) sb.append("assistant:");
         return sb.toString();
     }

@@ -2,11 +2,11 @@ package dev.patchbay.engine.sim;
 
 import dev.patchbay.engine.model.Tokenizer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.Arrays;
 
 /**
  * The simulated model's tokenizer: common English words (with their leading space) are one token each,

@@ -17,7 +17,10 @@ import java.nio.file.Path;
  * Log probabilities, where asked for, come from {@link SimLogits}.
  */
 public final class SimulatedExecutor implements Executor {
-    public enum TextMode { RANDOM, ECHO }
+    public enum TextMode {
+        RANDOM,
+        ECHO
+    }
 
     private final LatencyModel latency;
     private final TextMode mode;
@@ -28,7 +31,8 @@ public final class SimulatedExecutor implements Executor {
      * @param eosProbability chance that a random-text token ends the sequence (ignored with {@code ignore_eos})
      */
     public SimulatedExecutor(LatencyModel latency, TextMode mode, double eosProbability, SimTokenizer tokenizer) {
-        if (eosProbability < 0 || eosProbability > 1) throw new IllegalArgumentException("eos probability must be in [0, 1]");
+        if (eosProbability < 0 || eosProbability > 1)
+            throw new IllegalArgumentException("eos probability must be in [0, 1]");
         this.latency = latency;
         this.mode = mode;
         this.eosProbability = eosProbability;
@@ -75,7 +79,8 @@ public final class SimulatedExecutor implements Executor {
             if (s.sample() && n != null) {
                 if (sampleLogprobs == null) sampleLogprobs = new TokenLogprobs[size];
                 int last = s.startPosition() + s.tokens().length;
-                sampleLogprobs[i] = SimLogits.logprobs(tokenizer.vocabSize(), last, s.tokens()[s.tokens().length - 1], next[i], n);
+                sampleLogprobs[i] =
+                        SimLogits.logprobs(tokenizer.vocabSize(), last, s.tokens()[s.tokens().length - 1], next[i], n);
             }
             if (s.params().promptLogprobs() != null) {
                 if (promptLogprobs == null) promptLogprobs = new TokenLogprobs[size][];
@@ -91,7 +96,12 @@ public final class SimulatedExecutor implements Executor {
         int[] prompt = s.prompt();
         for (int j = 0; j < out.length; j++) {
             int p = s.startPosition() + 1 + j;
-            out[j] = SimLogits.logprobs(tokenizer.vocabSize(), p, prompt[p - 1], prompt[p], s.params().promptLogprobs());
+            out[j] = SimLogits.logprobs(
+                    tokenizer.vocabSize(),
+                    p,
+                    prompt[p - 1],
+                    prompt[p],
+                    s.params().promptLogprobs());
         }
         return out;
     }

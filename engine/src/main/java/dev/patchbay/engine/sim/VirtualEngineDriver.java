@@ -30,7 +30,8 @@ public final class VirtualEngineDriver {
     /** Fires events and runs the steps that start before {@code endNanos}, or until nothing is left to happen. */
     public void runUntil(long endNanos) {
         while (true) {
-            while (!events.isEmpty() && events.peek().atNanos <= clock.nanos()) events.poll().action.run();
+            while (!events.isEmpty() && events.peek().atNanos <= clock.nanos())
+                events.poll().action.run();
             if (clock.nanos() >= endNanos) return;
             EngineCore.PendingStep step = core.beginStep();
             if (step != null) {

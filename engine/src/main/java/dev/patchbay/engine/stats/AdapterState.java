@@ -12,12 +12,24 @@ import java.util.Locale;
  * @param generationTokens cumulative generated tokens of its requests
  * @param finished        cumulative finished requests, indexed by {@link dev.patchbay.engine.FinishReason#ordinal()}
  */
-public record AdapterState(String name, int id, int running, int waiting, Level level, boolean loading,
-                           boolean pinned, int rank, long memoryBytes, long promptTokens, long generationTokens,
-                           FinishCounts finished) {
+public record AdapterState(
+        String name,
+        int id,
+        int running,
+        int waiting,
+        Level level,
+        boolean loading,
+        boolean pinned,
+        int rank,
+        long memoryBytes,
+        long promptTokens,
+        long generationTokens,
+        FinishCounts finished) {
 
     public enum Level {
-        GPU, CPU, NONE;
+        GPU,
+        CPU,
+        NONE;
 
         public String label() {
             return name().toLowerCase(Locale.ROOT);

@@ -8,8 +8,13 @@ package dev.patchbay.engine.stats;
  * @param prefixCache tokens looked up in and found in the prefix cache
  * @param lora        zero when LoRA is disabled
  */
-public record Counters(long preemptions, long promptTokens, long generationTokens, FinishCounts finished,
-                       PrefixCache prefixCache, Lora lora) {
+public record Counters(
+        long preemptions,
+        long promptTokens,
+        long generationTokens,
+        FinishCounts finished,
+        PrefixCache prefixCache,
+        Lora lora) {
 
     public static final Counters ZERO = new Counters(0, 0, 0, FinishCounts.ZERO, PrefixCache.ZERO, Lora.ZERO);
 

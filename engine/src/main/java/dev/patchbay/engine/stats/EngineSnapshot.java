@@ -10,9 +10,20 @@ package dev.patchbay.engine.stats;
  * @param lora          null when LoRA is disabled
  * @param lastStep      events since the previous snapshot
  */
-public record EngineSnapshot(long sequence, long nanos, double unixSeconds, String modelName, int numRunning,
-                             int numWaiting, int kvBlocksTotal, int kvBlocksUsed, int blockSize,
-                             boolean prefixCaching, LoraState lora, Counters counters, StepStats lastStep) {
+public record EngineSnapshot(
+        long sequence,
+        long nanos,
+        double unixSeconds,
+        String modelName,
+        int numRunning,
+        int numWaiting,
+        int kvBlocksTotal,
+        int kvBlocksUsed,
+        int blockSize,
+        boolean prefixCaching,
+        LoraState lora,
+        Counters counters,
+        StepStats lastStep) {
 
     public double kvCacheUsage() {
         return kvBlocksTotal == 0 ? 0 : (double) kvBlocksUsed / kvBlocksTotal;

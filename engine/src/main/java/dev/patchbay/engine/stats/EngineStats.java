@@ -93,11 +93,18 @@ public final class EngineStats {
     }
 
     public Counters counters() {
-        return new Counters(preemptions, promptTokens, generationTokens, finished,
+        return new Counters(
+                preemptions,
+                promptTokens,
+                generationTokens,
+                finished,
                 new Counters.PrefixCache(prefixQueries, prefixHits),
-                new Counters.Lora(new Counters.BySource(loadsFromDisk, loadsFromCpu),
-                        new Counters.ByTier(evictionsGpu, evictionsCpu), new Counters.ByTier(lookupsGpu, lookupsCpu),
-                        new Counters.ByTier(hitsGpu, hitsCpu), loadFailures));
+                new Counters.Lora(
+                        new Counters.BySource(loadsFromDisk, loadsFromCpu),
+                        new Counters.ByTier(evictionsGpu, evictionsCpu),
+                        new Counters.ByTier(lookupsGpu, lookupsCpu),
+                        new Counters.ByTier(hitsGpu, hitsCpu),
+                        loadFailures));
     }
 
     public long promptTokens(RegisteredAdapter adapter) {

@@ -16,8 +16,11 @@ public record FinishCounts(long stop, long length, long abort, long error) {
     }
 
     public FinishCounts plus(FinishReason r) {
-        return new FinishCounts(stop + (r == FinishReason.STOP ? 1 : 0), length + (r == FinishReason.LENGTH ? 1 : 0),
-                abort + (r == FinishReason.ABORT ? 1 : 0), error + (r == FinishReason.ERROR ? 1 : 0));
+        return new FinishCounts(
+                stop + (r == FinishReason.STOP ? 1 : 0),
+                length + (r == FinishReason.LENGTH ? 1 : 0),
+                abort + (r == FinishReason.ABORT ? 1 : 0),
+                error + (r == FinishReason.ERROR ? 1 : 0));
     }
 
     public long total() {

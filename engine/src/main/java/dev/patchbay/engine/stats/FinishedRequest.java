@@ -8,7 +8,16 @@ import dev.patchbay.engine.FinishReason;
  * last token; inference = first scheduled to last token; TTFT and e2e from when the API received it.
  * Intervals a request never reached are {@code NaN}.
  */
-public record FinishedRequest(String adapter, FinishReason reason, int promptTokens, int generationTokens,
-                              int maxTokensParam, int n, double e2eSeconds, double queueSeconds,
-                              double prefillSeconds, double decodeSeconds, double inferenceSeconds,
-                              double meanTimePerOutputTokenSeconds) {}
+public record FinishedRequest(
+        String adapter,
+        FinishReason reason,
+        int promptTokens,
+        int generationTokens,
+        int maxTokensParam,
+        int n,
+        double e2eSeconds,
+        double queueSeconds,
+        double prefillSeconds,
+        double decodeSeconds,
+        double inferenceSeconds,
+        double meanTimePerOutputTokenSeconds) {}

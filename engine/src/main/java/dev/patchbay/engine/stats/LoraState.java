@@ -12,6 +12,14 @@ import java.util.List;
  * @param waitingAdapters   names with waiting requests, sorted (the legacy gauge's {@code waiting_lora_adapters})
  * @param activityChangedUnixSeconds when the two name sets last changed (the legacy gauge's value)
  */
-public record LoraState(int maxLoras, int maxCpuLoras, int maxLoraRank, String loraDtype, List<AdapterState> adapters,
-                        int slotsUsed, int hostOnly, List<String> runningAdapters, List<String> waitingAdapters,
-                        double activityChangedUnixSeconds) {}
+public record LoraState(
+        int maxLoras,
+        int maxCpuLoras,
+        int maxLoraRank,
+        String loraDtype,
+        List<AdapterState> adapters,
+        int slotsUsed,
+        int hostOnly,
+        List<String> runningAdapters,
+        List<String> waitingAdapters,
+        double activityChangedUnixSeconds) {}

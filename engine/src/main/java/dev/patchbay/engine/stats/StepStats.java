@@ -12,8 +12,14 @@ import java.util.List;
  * @param finished          requests that finished
  * @param loads             adapters brought into a tier
  */
-public record StepStats(boolean ranBatch, int scheduledTokens, int numAdapters, List<FirstToken> firstTokens,
-                        List<Double> interTokenSeconds, List<FinishedRequest> finished, List<AdapterLoad> loads) {
+public record StepStats(
+        boolean ranBatch,
+        int scheduledTokens,
+        int numAdapters,
+        List<FirstToken> firstTokens,
+        List<Double> interTokenSeconds,
+        List<FinishedRequest> finished,
+        List<AdapterLoad> loads) {
 
     public static final StepStats EMPTY = new StepStats(false, 0, -1, List.of(), List.of(), List.of(), List.of());
 

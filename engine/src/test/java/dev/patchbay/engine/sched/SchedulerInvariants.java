@@ -85,7 +85,8 @@ public final class SchedulerInvariants implements Consumer<Scheduler.Plan> {
             if (running.contains(r)) broken.add("request " + r.id + " is both running and waiting");
             if (!waiting.add(r)) broken.add("request " + r.id + " is in the waiting queue twice");
             if (r.status != Request.Status.WAITING) broken.add("request " + r.id + " waits with status " + r.status);
-            if (r.blocks.numBlocks() > 0) broken.add("waiting request " + r.id + " holds " + r.blocks.numBlocks() + " blocks");
+            if (r.blocks.numBlocks() > 0)
+                broken.add("waiting request " + r.id + " holds " + r.blocks.numBlocks() + " blocks");
         }
         if (scheduler.running.size() > config.maxNumSeqs()) {
             broken.add(scheduler.running.size() + " requests running, over max_num_seqs " + config.maxNumSeqs());
@@ -105,18 +106,21 @@ public final class SchedulerInvariants implements Consumer<Scheduler.Plan> {
             }
             int need = kv.blocksFor(r.numComputed + s.numTokens());
             if (r.blocks.numBlocks() < need) {
-                broken.add("request " + r.id + " holds " + r.blocks.numBlocks() + " blocks for tokens that need " + need);
+                broken.add(
+                        "request " + r.id + " holds " + r.blocks.numBlocks() + " blocks for tokens that need " + need);
             }
             if (r.adapter != null) stepAdapters.add(r.adapter);
         }
         if (tokens > config.maxNumBatchedTokens()) {
-            broken.add("the step schedules " + tokens + " tokens, over the token budget " + config.maxNumBatchedTokens());
+            broken.add(
+                    "the step schedules " + tokens + " tokens, over the token budget " + config.maxNumBatchedTokens());
         }
 
         if (config.enableLora()) {
             if (stepAdapters.size() > config.maxLoras() || plan.adapters().size() > config.maxLoras()) {
-                broken.add("the step uses " + Math.max(stepAdapters.size(), plan.adapters().size())
-                        + " adapters, over max_loras " + config.maxLoras());
+                broken.add("the step uses "
+                        + Math.max(stepAdapters.size(), plan.adapters().size()) + " adapters, over max_loras "
+                        + config.maxLoras());
             }
             Set<RegisteredAdapter> runningAdapters = new HashSet<>();
             for (Request r : scheduler.running) if (r.adapter != null) runningAdapters.add(r.adapter);
@@ -144,19 +148,22 @@ public final class SchedulerInvariants implements Consumer<Scheduler.Plan> {
         for (var e : holders.entrySet()) {
             int refs = kv.references(e.getKey());
             if (refs != e.getValue()) {
-                broken.add("block " + e.getKey() + " held by " + e.getValue() + " requests has " + refs + " references");
+                broken.add(
+                        "block " + e.getKey() + " held by " + e.getValue() + " requests has " + refs + " references");
             }
         }
 
         Map<RegisteredAdapter, int[]> counts = new HashMap<>();
-        for (Request r : scheduler.running) if (r.adapter != null) counts.computeIfAbsent(r.adapter, a -> new int[2])[0]++;
-        for (Request r : scheduler.waiting) if (r.adapter != null) counts.computeIfAbsent(r.adapter, a -> new int[2])[1]++;
+        for (Request r : scheduler.running)
+            if (r.adapter != null) counts.computeIfAbsent(r.adapter, a -> new int[2])[0]++;
+        for (Request r : scheduler.waiting)
+            if (r.adapter != null) counts.computeIfAbsent(r.adapter, a -> new int[2])[1]++;
         for (var e : counts.entrySet()) {
             RegisteredAdapter a = e.getKey();
             int[] c = e.getValue();
             if (a.running() != c[0] || a.waiting() != c[1]) {
-                broken.add("adapter " + a + " counts " + a.running() + " running and " + a.waiting() + " waiting but the"
-                        + " queues hold " + c[0] + " and " + c[1]);
+                broken.add("adapter " + a + " counts " + a.running() + " running and " + a.waiting()
+                        + " waiting but the" + " queues hold " + c[0] + " and " + c[1]);
             }
         }
         for (RegisteredAdapter a : core.adapterRegistry().listed()) {

@@ -35,7 +35,12 @@ class SchedulerInvariantsTest {
     private final VirtualClock clock = new VirtualClock();
 
     private static EngineConfig.Builder config() {
-        return EngineConfig.builder(MODEL).enableLora(true).maxLoras(1).maxCpuLoras(2).numKvBlocks(64).blockSize(8);
+        return EngineConfig.builder(MODEL)
+                .enableLora(true)
+                .maxLoras(1)
+                .maxCpuLoras(2)
+                .numKvBlocks(64)
+                .blockSize(8);
     }
 
     private EngineCore core(EngineConfig config) {
@@ -47,8 +52,8 @@ class SchedulerInvariantsTest {
             throws Exception {
         int[] prompt = new int[promptTokens];
         for (int i = 0; i < promptTokens; i++) prompt[i] = 300 + i % 40;
-        return core.submit(new EngineRequest(prompt, adapter, SamplingParams.fixedLength(maxTokens), clock.nanos(),
-                (RequestOutput out) -> {
+        return core.submit(new EngineRequest(
+                prompt, adapter, SamplingParams.fixedLength(maxTokens), clock.nanos(), (RequestOutput out) -> {
                     if (out.finished()) finished.incrementAndGet();
                 }));
     }
@@ -65,15 +70,20 @@ class SchedulerInvariantsTest {
     @Test
     void anHonestEngineKeepsEveryInvariantThroughPreemptionsAndAdapterSwaps() throws Exception {
         // 24 blocks of 8 tokens for up to 8 sequences of up to 90 tokens: preemptions are certain.
-        EngineCore core = core(config().maxLoras(2).maxCpuLoras(3).numKvBlocks(24).maxNumSeqs(8)
-                .maxNumBatchedTokens(64).build());
+        EngineCore core = core(config().maxLoras(2)
+                .maxCpuLoras(3)
+                .numKvBlocks(24)
+                .maxNumSeqs(8)
+                .maxNumBatchedTokens(64)
+                .build());
         SchedulerInvariants checker = SchedulerInvariants.attach(core);
         for (String n : List.of("a", "b", "c", "d")) register(core, n);
         VirtualEngineDriver driver = new VirtualEngineDriver(core, clock);
         SplittableRandom rnd = new SplittableRandom(5);
         AtomicInteger finished = new AtomicInteger();
         for (int i = 0; i < 60; i++) {
-            String adapter = rnd.nextInt(4) == 0 ? null : List.of("a", "b", "c", "d").get(rnd.nextInt(4));
+            String adapter =
+                    rnd.nextInt(4) == 0 ? null : List.of("a", "b", "c", "d").get(rnd.nextInt(4));
             int prompt = 1 + rnd.nextInt(60);
             int output = 1 + rnd.nextInt(30);
             driver.at(i * 3_000_000L, () -> {
@@ -87,7 +97,9 @@ class SchedulerInvariantsTest {
         driver.runToCompletion();
         assertThat(finished.get()).isEqualTo(60);
         assertThat(core.snapshot().counters().preemptions()).as("preemptions").isPositive();
-        assertThat(core.snapshot().counters().lora().evictions().gpu()).as("slot evictions").isPositive();
+        assertThat(core.snapshot().counters().lora().evictions().gpu())
+                .as("slot evictions")
+                .isPositive();
         assertThat(checker.steps()).isGreaterThan(100);
     }
 
@@ -99,7 +111,8 @@ class SchedulerInvariantsTest {
         core.runStep();
         // A block handed out to no request: the cache counts one more block in use than the requests hold.
         core.kvCache().allocateSlots(new SequenceBlocks(i -> 0, 0), CachedPrefix.NONE, 1);
-        assertThatThrownBy(core::beginStep).isInstanceOf(AssertionError.class)
+        assertThatThrownBy(core::beginStep)
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("3 blocks held by running requests but 4 in use");
     }
 
@@ -126,8 +139,11 @@ class SchedulerInvariantsTest {
         // The first request decodes, the second has 32 prompt tokens left: 1 + 16 tokens is one over the budget.
         Request decoding = scheduler.running.get(0);
         Request prefilling = scheduler.running.get(1);
-        List<String> broken = checker.check(new Scheduler.Plan(List.of(new Scheduler.Scheduled(decoding, 1),
-                new Scheduler.Scheduled(prefilling, 16)), List.of(), Set.of(), 0));
+        List<String> broken = checker.check(new Scheduler.Plan(
+                List.of(new Scheduler.Scheduled(decoding, 1), new Scheduler.Scheduled(prefilling, 16)),
+                List.of(),
+                Set.of(),
+                0));
         assertThat(broken).contains("the step schedules 17 tokens, over the token budget 16");
     }
 
@@ -151,7 +167,8 @@ class SchedulerInvariantsTest {
         SchedulerInvariants checker = SchedulerInvariants.collecting(core);
         RegisteredAdapter a = register(core, "a");
         RegisteredAdapter b = register(core, "b");
-        assertThat(checker.check(new Scheduler.Plan(List.of(), List.of(), Set.of(a), 0))).isEmpty();
+        assertThat(checker.check(new Scheduler.Plan(List.of(), List.of(), Set.of(a), 0)))
+                .isEmpty();
         assertThat(checker.check(new Scheduler.Plan(List.of(), List.of(), Set.of(a, b), 0)))
                 .contains("the step uses 2 adapters, over max_loras 1");
     }
@@ -165,7 +182,8 @@ class SchedulerInvariantsTest {
         checker.assertHeld();
         core.kvCache().allocateSlots(new SequenceBlocks(i -> 0, 0), CachedPrefix.NONE, 1);
         core.runStep();
-        assertThatThrownBy(checker::assertHeld).isInstanceOf(AssertionError.class)
+        assertThatThrownBy(checker::assertHeld)
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("blocks held by running requests but");
     }
 }

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.patchbay.router.pick.Endpoint;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -65,8 +64,14 @@ public final class EnvoyConfig {
      * @param failureMode what Envoy does while the picker does not answer
      * @param pool       the model servers (IP literals), which carry requests under FailOpen while the picker is down
      */
-    public record Gateway(String listenHost, int listenPort, int adminPort, Endpoint picker, int pickerHealthPort, FailureMode failureMode,
-                          List<Endpoint> pool) {
+    public record Gateway(
+            String listenHost,
+            int listenPort,
+            int adminPort,
+            Endpoint picker,
+            int pickerHealthPort,
+            FailureMode failureMode,
+            List<Endpoint> pool) {
         public Gateway {
             pool = List.copyOf(pool);
             if (pool.isEmpty()) {
@@ -97,25 +102,41 @@ public final class EnvoyConfig {
     public static String render(Gateway gateway) {
         ObjectNode config = shipped().root.deepCopy();
         EnvoyConfig filled = new EnvoyConfig(config);
-        setAddress((ObjectNode) config.path("admin").path("address").path("socket_address"), "127.0.0.1",
+        setAddress(
+                (ObjectNode) config.path("admin").path("address").path("socket_address"),
+                "127.0.0.1",
                 gateway.adminPort());
-        setAddress((ObjectNode) filled.listener().path("address").path("socket_address"), gateway.listenHost(),
+        setAddress(
+                (ObjectNode) filled.listener().path("address").path("socket_address"),
+                gateway.listenHost(),
                 gateway.listenPort());
         ((ObjectNode) filled.extProc()).put("failure_mode_allow", gateway.failureMode() == FailureMode.FAIL_OPEN);
 
-        ObjectNode pickerEndpoint = (ObjectNode) filled.cluster("picker").path("load_assignment").path("endpoints")
-                .path(0).path("lb_endpoints").path(0).path("endpoint");
-        setAddress((ObjectNode) pickerEndpoint.path("address").path("socket_address"), gateway.picker().host(),
+        ObjectNode pickerEndpoint = (ObjectNode) filled.cluster("picker")
+                .path("load_assignment")
+                .path("endpoints")
+                .path(0)
+                .path("lb_endpoints")
+                .path(0)
+                .path("endpoint");
+        setAddress(
+                (ObjectNode) pickerEndpoint.path("address").path("socket_address"),
+                gateway.picker().host(),
                 gateway.picker().port());
         ((ObjectNode) pickerEndpoint.path("health_check_config")).put("port_value", gateway.pickerHealthPort());
 
         ArrayNode fallback = YAML.createArrayNode();
         for (Endpoint server : gateway.pool()) {
             ObjectNode lbEndpoint = fallback.addObject();
-            setAddress(lbEndpoint.putObject("endpoint").putObject("address").putObject("socket_address"),
-                    server.host(), server.port());
+            setAddress(
+                    lbEndpoint.putObject("endpoint").putObject("address").putObject("socket_address"),
+                    server.host(),
+                    server.port());
         }
-        ((ObjectNode) filled.cluster("pool_fallback").path("load_assignment").path("endpoints").path(0))
+        ((ObjectNode) filled.cluster("pool_fallback")
+                        .path("load_assignment")
+                        .path("endpoints")
+                        .path(0))
                 .set("lb_endpoints", fallback);
         try {
             return YAML.writeValueAsString(config);
@@ -130,7 +151,11 @@ public final class EnvoyConfig {
 
     /** The picker's ext_proc port, as shipped (the gateway's picker uses 9002). */
     public int pickerPort() {
-        return pickerEndpoint().path("address").path("socket_address").path("port_value").asInt();
+        return pickerEndpoint()
+                .path("address")
+                .path("socket_address")
+                .path("port_value")
+                .asInt();
     }
 
     /** The port Envoy health-checks the picker on, as shipped (9003, the gateway picker's gRPC health port). */
@@ -140,7 +165,12 @@ public final class EnvoyConfig {
 
     /** The gRPC service name Envoy health-checks the picker with. */
     public String pickerHealthService() {
-        return cluster("picker").path("health_checks").path(0).path("grpc_health_check").path("service_name").asText();
+        return cluster("picker")
+                .path("health_checks")
+                .path(0)
+                .path("grpc_health_check")
+                .path("service_name")
+                .asText();
     }
 
     public FailureMode failureMode() {
@@ -149,7 +179,10 @@ public final class EnvoyConfig {
 
     /** The header the ORIGINAL_DST cluster routes on. */
     public String destinationHeader() {
-        return cluster("picked_endpoint").path("original_dst_lb_config").path("http_header_name").asText();
+        return cluster("picked_endpoint")
+                .path("original_dst_lb_config")
+                .path("http_header_name")
+                .asText();
     }
 
     /** The headers removed from a client's request before anything reads it. */
@@ -206,7 +239,12 @@ public final class EnvoyConfig {
     }
 
     private JsonNode pickerEndpoint() {
-        return cluster("picker").path("load_assignment").path("endpoints").path(0).path("lb_endpoints").path(0)
+        return cluster("picker")
+                .path("load_assignment")
+                .path("endpoints")
+                .path(0)
+                .path("lb_endpoints")
+                .path(0)
                 .path("endpoint");
     }
 

@@ -2,7 +2,6 @@ package dev.patchbay.launcher.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -23,11 +22,13 @@ import java.util.concurrent.TimeUnit;
 public final class EnvoyProcess implements AutoCloseable {
     /** How long Envoy may take to come up before the start counts as failed; it takes well under a second. */
     static final Duration START_LIMIT = Duration.ofSeconds(60);
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Process process;
     private final Path adminAddressFile;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private String adminAddress;
 
     private EnvoyProcess(Process process, Path adminAddressFile) {
@@ -43,8 +44,15 @@ public final class EnvoyProcess implements AutoCloseable {
             throws IOException, InterruptedException {
         Path adminAddressFile = Files.createTempFile("envoy-admin", ".txt");
         Files.delete(adminAddressFile); // Envoy writes it once the admin interface listens
-        List<String> command = new ArrayList<>(List.of(envoy.toString(), "-c", configFile.toString(),
-                "--disable-hot-restart", "--log-level", logLevel, "--admin-address-path", adminAddressFile.toString()));
+        List<String> command = new ArrayList<>(List.of(
+                envoy.toString(),
+                "-c",
+                configFile.toString(),
+                "--disable-hot-restart",
+                "--log-level",
+                logLevel,
+                "--admin-address-path",
+                adminAddressFile.toString()));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         if (log == null) {
             builder.inheritIO();
@@ -63,7 +71,9 @@ public final class EnvoyProcess implements AutoCloseable {
 
     /** What {@code envoy --version} prints: its build and version. */
     public static String version(Path envoy) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(envoy.toString(), "--version").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(envoy.toString(), "--version")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         p.waitFor();
         return out;
@@ -91,13 +101,15 @@ public final class EnvoyProcess implements AutoCloseable {
     }
 
     /** An answer of the admin interface; status 0 when it did not answer. */
-    private record AdminAnswer(int status, String body) {
-    }
+    private record AdminAnswer(int status, String body) {}
 
     private AdminAnswer admin(String path) throws InterruptedException {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://" + adminAddress + path))
-                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create("http://" + adminAddress + path))
+                            .timeout(Duration.ofSeconds(5))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             return new AdminAnswer(r.statusCode(), r.body());
         } catch (IOException notListening) {
             return new AdminAnswer(0, "");
@@ -112,7 +124,10 @@ public final class EnvoyProcess implements AutoCloseable {
         }
         for (JsonNode status : JSON.readTree(listeners.body()).path("listener_statuses")) {
             if (name.equals(status.path("name").asText())) {
-                return status.path("local_address").path("socket_address").path("port_value").asInt();
+                return status.path("local_address")
+                        .path("socket_address")
+                        .path("port_value")
+                        .asInt();
             }
         }
         throw new IOException("envoy has no listener named " + name);

@@ -5,10 +5,7 @@ import dev.patchbay.router.RouterOptions;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointSource;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
+import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -17,58 +14,90 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.io.File;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * {@code patchbay gateway}: the gateway path on one machine, without Kubernetes. Envoy takes the requests and, for
  * each, asks Patchbay's picker (the router's ext_proc face, in this process) where it goes, as a Gateway with an
  * InferencePool does; Envoy runs {@code deploy/envoy/envoy.yaml} with these addresses filled in.
  */
-@Command(name = "gateway", mixinStandardHelpOptions = true,
+@Command(
+        name = "gateway",
+        mixinStandardHelpOptions = true,
         description = "Run Envoy with Patchbay's endpoint picker in front of model servers: the Gateway API Inference "
                 + "Extension's gateway path on one machine.")
 public final class GatewayCommand implements Callable<Integer> {
-    @Option(names = "--endpoints", split = ",", paramLabel = "HOST:PORT", required = true,
+    @Option(
+            names = "--endpoints",
+            split = ",",
+            paramLabel = "HOST:PORT",
+            required = true,
             description = "Model servers, comma-separated. Names are resolved once, at start: Envoy routes to IPs.")
     List<String> endpoints;
 
-    @Option(names = "--port", defaultValue = "8081", description = "Envoy's port for clients (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--port",
+            defaultValue = "8081",
+            description = "Envoy's port for clients (default ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--host", defaultValue = "0.0.0.0",
+    @Option(
+            names = "--host",
+            defaultValue = "0.0.0.0",
             description = "Envoy's address for clients (default ${DEFAULT-VALUE}).")
     String host;
 
-    @Option(names = "--failure-mode", defaultValue = "FailOpen", paramLabel = "FailOpen|FailClose",
+    @Option(
+            names = "--failure-mode",
+            defaultValue = "FailOpen",
+            paramLabel = "FailOpen|FailClose",
             description = "While the picker does not answer: FailOpen sends requests round robin over the servers, "
                     + "FailClose answers 503 (default ${DEFAULT-VALUE}, as the Helm chart's InferencePool).")
     String failureMode;
 
-    @Option(names = "--ext-proc-port", defaultValue = "9002",
+    @Option(
+            names = "--ext-proc-port",
+            defaultValue = "9002",
             description = "The picker's ext_proc port, on 127.0.0.1 (default ${DEFAULT-VALUE}).")
     int extProcPort;
 
-    @Option(names = "--grpc-health-port", defaultValue = "9003",
+    @Option(
+            names = "--grpc-health-port",
+            defaultValue = "9003",
             description = "The picker's gRPC health port, on 127.0.0.1 (default ${DEFAULT-VALUE}).")
     int healthPort;
 
-    @Option(names = "--router-port", defaultValue = "8080",
-            description = "The router's HTTP port on 127.0.0.1: its /metrics, and the reverse proxy (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--router-port",
+            defaultValue = "8080",
+            description =
+                    "The router's HTTP port on 127.0.0.1: its /metrics, and the reverse proxy (default ${DEFAULT-VALUE}).")
     int routerPort;
 
-    @Option(names = "--admin-port", defaultValue = "19000",
+    @Option(
+            names = "--admin-port",
+            defaultValue = "19000",
             description = "Envoy's admin interface, on 127.0.0.1 (default ${DEFAULT-VALUE}).")
     int adminPort;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "The router's JSON configuration (as `route --config`).")
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
+            description = "The router's JSON configuration (as `route --config`).")
     Path config;
 
-    @Option(names = "--envoy", paramLabel = "PATH",
+    @Option(
+            names = "--envoy",
+            paramLabel = "PATH",
             description = "The Envoy binary (default: $PATCHBAY_ENVOY, which ./patchbay sets to the one "
                     + "scripts/third-party.sh installs, else envoy on PATH).")
     Path envoy;
 
-    @Option(names = "--envoy-log-level", defaultValue = "warn",
+    @Option(
+            names = "--envoy-log-level",
+            defaultValue = "warn",
             description = "Envoy's log level (default ${DEFAULT-VALUE}).")
     String envoyLogLevel;
 
@@ -83,34 +112,52 @@ public final class GatewayCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }
         RouterConfig routerConfig = config == null ? RouterConfig.DEFAULT : RouterConfig.read(config);
-        RouterOptions options = new RouterOptions("127.0.0.1", routerPort, EndpointSource.of(pool), routerConfig,
-                RouterOptions.DEFAULT_SCRAPE_INTERVAL, RouterOptions.DEFAULT_STALENESS,
-                RouterOptions.DEFAULT_MAX_STALENESS, extProcPort, healthPort);
+        RouterOptions options = new RouterOptions(
+                "127.0.0.1",
+                routerPort,
+                EndpointSource.of(pool),
+                routerConfig,
+                RouterOptions.DEFAULT_SCRAPE_INTERVAL,
+                RouterOptions.DEFAULT_STALENESS,
+                RouterOptions.DEFAULT_MAX_STALENESS,
+                extProcPort,
+                healthPort);
         Router router = new Router(options).start();
         Path configFile = Files.createTempFile("patchbay-envoy", ".yaml");
         EnvoyProcess envoyProcess;
         try {
-            Files.writeString(configFile, EnvoyConfig.render(new EnvoyConfig.Gateway(host, port, adminPort,
-                    new Endpoint("127.0.0.1", router.extProcPort()), router.healthPort(), mode, pool)));
+            Files.writeString(
+                    configFile,
+                    EnvoyConfig.render(new EnvoyConfig.Gateway(
+                            host,
+                            port,
+                            adminPort,
+                            new Endpoint("127.0.0.1", router.extProcPort()),
+                            router.healthPort(),
+                            mode,
+                            pool)));
             envoyProcess = EnvoyProcess.start(envoyBinary(), configFile, null, envoyLogLevel);
         } catch (IOException | RuntimeException e) {
             router.stop();
             Files.deleteIfExists(configFile);
             throw e;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            try {
-                envoyProcess.close();
-            } catch (InterruptedException ignored) {
-                Thread.currentThread().interrupt();
-            }
-            router.stop();
-            try {
-                Files.deleteIfExists(configFile);
-            } catch (IOException ignored) {
-                // a temporary file left behind
-            }
-        }, "patchbay-gateway-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            try {
+                                envoyProcess.close();
+                            } catch (InterruptedException ignored) {
+                                Thread.currentThread().interrupt();
+                            }
+                            router.stop();
+                            try {
+                                Files.deleteIfExists(configFile);
+                            } catch (IOException ignored) {
+                                // a temporary file left behind
+                            }
+                        },
+                        "patchbay-gateway-shutdown"));
         System.err.println("patchbay gateway listening on http://" + host + ":" + envoyProcess.listenerPort("gateway")
                 + " (Envoy " + mode.inferencePoolName() + ", picker ext_proc on 127.0.0.1:" + router.extProcPort()
                 + ", router metrics on http://127.0.0.1:" + router.port() + "/metrics, profile "
@@ -145,7 +192,8 @@ public final class GatewayCommand implements Callable<Integer> {
                 return candidate;
             }
         }
-        throw new CommandLine.ParameterException(new CommandLine(this),
+        throw new CommandLine.ParameterException(
+                new CommandLine(this),
                 "no Envoy found: run scripts/third-party.sh python (./patchbay gateway does), or give --envoy");
     }
 }

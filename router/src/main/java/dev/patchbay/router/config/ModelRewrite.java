@@ -7,8 +7,7 @@ import java.util.List;
  * InferenceModelRewrite (an adapter roll-out: 90% to v1, 10% to v2).
  */
 public record ModelRewrite(String model, List<Target> targets) {
-    public record Target(String model, int weight) {
-    }
+    public record Target(String model, int weight) {}
 
     public ModelRewrite {
         if (model == null || model.isBlank()) {
@@ -19,8 +18,8 @@ public record ModelRewrite(String model, List<Target> targets) {
         }
         for (Target t : targets) {
             if (t.model() == null || t.model().isBlank() || t.weight() <= 0) {
-                throw new IllegalArgumentException("rewrite of " + model
-                        + ": every target needs a model and a positive weight");
+                throw new IllegalArgumentException(
+                        "rewrite of " + model + ": every target needs a model and a positive weight");
             }
         }
         targets = List.copyOf(targets);

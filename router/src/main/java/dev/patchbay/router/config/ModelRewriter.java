@@ -3,8 +3,8 @@ package dev.patchbay.router.config;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.random.RandomGenerator;
 import java.util.Random;
+import java.util.random.RandomGenerator;
 
 /** Applies the configured rewrites with a weighted random draw. Thread-safe if the random is. */
 public final class ModelRewriter {
@@ -47,6 +47,9 @@ public final class ModelRewriter {
 
     /** Every target name, so that the router knows them as servable models. */
     public List<String> targets() {
-        return bySource.values().stream().flatMap(r -> r.targets().stream()).map(ModelRewrite.Target::model).toList();
+        return bySource.values().stream()
+                .flatMap(r -> r.targets().stream())
+                .map(ModelRewrite.Target::model)
+                .toList();
     }
 }

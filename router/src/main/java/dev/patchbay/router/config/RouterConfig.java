@@ -2,6 +2,7 @@ package dev.patchbay.router.config;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
@@ -15,7 +16,6 @@ import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pick.profile.ProfileDefinition;
 import dev.patchbay.router.pick.profile.ProfileFile;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,7 +23,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.random.RandomGenerator;
-import com.fasterxml.jackson.core.JsonToken;
 
 /**
  * The router's configuration file (JSON). Every field is optional:
@@ -55,15 +54,16 @@ import com.fasterxml.jackson.core.JsonToken;
  * {@code servedModelsInterval} is how often each server's {@code /v1/models} is read, a duration with a unit as on the
  * command line ({@code "0s"} reads none); {@code route --served-models-interval} wins over it.
  */
-public record RouterConfig(String profile,
-                           ProfileFile profileFile,
-                           FlowControlConfig flowControl,
-                           List<String> baseModels,
-                           List<String> adapters,
-                           List<ModelRewrite> rewrites,
-                           Map<String, Integer> objectives,
-                           Long seed,
-                           Duration servedModelsInterval) {
+public record RouterConfig(
+        String profile,
+        ProfileFile profileFile,
+        FlowControlConfig flowControl,
+        List<String> baseModels,
+        List<String> adapters,
+        List<ModelRewrite> rewrites,
+        Map<String, Integer> objectives,
+        Long seed,
+        Duration servedModelsInterval) {
 
     public static final RouterConfig DEFAULT = new RouterConfig(null, null, null, null, null, null, null, null, null);
 
@@ -72,16 +72,15 @@ public record RouterConfig(String profile,
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .registerModule(new SimpleModule().addDeserializer(ProfileFile.class, new ProfileFileReader())
+            .registerModule(new SimpleModule()
+                    .addDeserializer(ProfileFile.class, new ProfileFileReader())
                     .addDeserializer(Duration.class, new DurationReader()));
 
     /** {@code flowControl}: each field optional. */
-    public record FlowControlConfig(Duration slotWait, SaturationConfig saturation) {
-    }
+    public record FlowControlConfig(Duration slotWait, SaturationConfig saturation) {}
 
     /** {@code flowControl.saturation}: the gateway's saturation detector's names; each field optional. */
-    public record SaturationConfig(Double queueDepthThreshold, Double kvCacheUtilThreshold) {
-    }
+    public record SaturationConfig(Double queueDepthThreshold, Double kvCacheUtilThreshold) {}
 
     public RouterConfig {
         if (profileFile != null) {
@@ -93,11 +92,14 @@ public record RouterConfig(String profile,
                 }
             }
             if (profile == null && profileFile.names().size() > 1) {
-                throw new IllegalArgumentException("profile file " + profileFile.source() + " defines several profiles ("
-                        + String.join(", ", profileFile.names()) + "): name one in \"profile\"");
+                throw new IllegalArgumentException(
+                        "profile file " + profileFile.source() + " defines several profiles ("
+                                + String.join(", ", profileFile.names()) + "): name one in \"profile\"");
             }
         }
-        profile = profile != null ? profile : profileFile != null ? profileFile.names().getFirst() : Profiles.DEFAULT;
+        profile = profile != null
+                ? profile
+                : profileFile != null ? profileFile.names().getFirst() : Profiles.DEFAULT;
         if (!Profiles.NAMES.contains(profile) && (profileFile == null || profileFile.profile(profile) == null)) {
             List<String> known = new ArrayList<>(Profiles.NAMES);
             if (profileFile != null) {
@@ -116,13 +118,19 @@ public record RouterConfig(String profile,
     public static RouterConfig read(Path file) throws IOException {
         try {
             Path directory = file.toAbsolutePath().getParent();
-            return JSON.readerFor(RouterConfig.class).withAttribute(BASE_DIRECTORY, directory).readValue(file.toFile());
+            return JSON.readerFor(RouterConfig.class)
+                    .withAttribute(BASE_DIRECTORY, directory)
+                    .readValue(file.toFile());
         } catch (JsonProcessingException e) {
             // Jackson's own message ends in a source and reference chain; the line and column say where more briefly.
             var at = e.getLocation();
-            throw new IOException("cannot read router config " + file
-                    + (at == null || at.getLineNr() < 0 ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")")
-                    + ": " + withoutSource(e.getMessage()), e);
+            throw new IOException(
+                    "cannot read router config " + file
+                            + (at == null || at.getLineNr() < 0
+                                    ? ""
+                                    : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")")
+                            + ": " + withoutSource(e.getMessage()),
+                    e);
         } catch (IOException e) {
             throw new IOException("cannot read router config " + file + ": " + e.getMessage(), e);
         }
@@ -144,13 +152,16 @@ public record RouterConfig(String profile,
     }
 
     private static FlowControl flowControl(String profile, FlowControlConfig given) {
-        Duration slotWait = given != null && given.slotWait() != null ? given.slotWait()
+        Duration slotWait = given != null && given.slotWait() != null
+                ? given.slotWait()
                 : Profiles.PATCHBAY.equals(profile) ? FlowControl.DEFAULT_SLOT_WAIT : Duration.ZERO;
         SaturationDetector d = SaturationDetector.DEFAULT;
         SaturationConfig saturation = given == null ? null : given.saturation();
-        SaturationDetector detector = saturation == null ? d : new SaturationDetector(
-                or(saturation.queueDepthThreshold(), d.queueDepthThreshold()),
-                or(saturation.kvCacheUtilThreshold(), d.kvCacheUtilThreshold()));
+        SaturationDetector detector = saturation == null
+                ? d
+                : new SaturationDetector(
+                        or(saturation.queueDepthThreshold(), d.queueDepthThreshold()),
+                        or(saturation.kvCacheUtilThreshold(), d.kvCacheUtilThreshold()));
         return new FlowControl(slotWait, detector);
     }
 
@@ -181,11 +192,12 @@ public record RouterConfig(String profile,
 
         @Override
         public Duration deserialize(JsonParser parser, DeserializationContext context) throws IOException {
-            String text = parser.currentToken() == JsonToken.VALUE_STRING
-                    ? parser.getText() : null;
+            String text = parser.currentToken() == JsonToken.VALUE_STRING ? parser.getText() : null;
             if (text == null) {
-                throw JsonMappingException.from(parser, parser.currentName()
-                        + " must be a duration with a unit in a string (e.g. \"1s\"), got " + parser.getText());
+                throw JsonMappingException.from(
+                        parser,
+                        parser.currentName() + " must be a duration with a unit in a string (e.g. \"1s\"), got "
+                                + parser.getText());
             }
             try {
                 return DurationOption.parse(text);

@@ -6,7 +6,6 @@ import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -39,8 +38,12 @@ public final class ExtProcServer implements AutoCloseable {
     private final ExecutorService executor;
     private final Thread readinessWatch;
 
-    private ExtProcServer(Server server, Server healthServer, HealthStatusManager health, ExecutorService executor,
-                          Thread readinessWatch) {
+    private ExtProcServer(
+            Server server,
+            Server healthServer,
+            HealthStatusManager health,
+            ExecutorService executor,
+            Thread readinessWatch) {
         this.server = server;
         this.healthServer = healthServer;
         this.health = health;
@@ -54,8 +57,8 @@ public final class ExtProcServer implements AutoCloseable {
      * @param healthPort a port for the health services alone (0: a free one), or -1 for none
      * @param synced     whether the pool is synced ({@link dev.patchbay.router.pool.EndpointPool#synced})
      */
-    public static ExtProcServer start(String host, int port, int healthPort, ExtProcService service,
-                                      BooleanSupplier synced) throws IOException {
+    public static ExtProcServer start(
+            String host, int port, int healthPort, ExtProcService service, BooleanSupplier synced) throws IOException {
         HealthStatusManager health = new HealthStatusManager();
         health.setStatus(LIVENESS, ServingStatus.SERVING);
         for (String name : READY_SERVICES) {
@@ -72,10 +75,12 @@ public final class ExtProcServer implements AutoCloseable {
                 .addService(service)
                 .addService(health.getHealthService())
                 .build();
-        Server healthServer = healthPort < 0 ? null : NettyServerBuilder.forAddress(new InetSocketAddress(host, healthPort))
-                .executor(executor)
-                .addService(health.getHealthService())
-                .build();
+        Server healthServer = healthPort < 0
+                ? null
+                : NettyServerBuilder.forAddress(new InetSocketAddress(host, healthPort))
+                        .executor(executor)
+                        .addService(health.getHealthService())
+                        .build();
         try {
             server.start();
             if (healthServer != null) healthServer.start();

@@ -19,7 +19,6 @@ import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.stub.StreamObserver;
-
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
@@ -49,6 +48,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private ByteString body = ByteString.EMPTY;
     /** The request body mode from {@code protocol_config}, or null when Envoy did not say (older Envoys). */
     private BodySendMode requestBodyMode;
+
     private boolean fullDuplexRequest;
     private boolean fullDuplexResponse;
     private Predicate<Endpoint> eligible = RequestLifecycle.ANY_ENDPOINT;
@@ -56,6 +56,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private long arrivedNanos;
     /** The request sent on, once decided and not refused. */
     private SentRequest sent;
+
     private boolean responseBegun;
     private boolean done;
 
@@ -98,7 +99,7 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
                 responseBegins(request);
                 out.onNext(Answers.responseTrailers());
             }
-            case REQUEST_NOT_SET -> { } // nothing asked, nothing to answer
+            case REQUEST_NOT_SET -> {} // nothing asked, nothing to answer
         }
     }
 
@@ -130,8 +131,12 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         } else if (!fullDuplexRequest && requestBodyMode != BodySendMode.BUFFERED) {
             // STREAMED or BUFFERED_PARTIAL (or an Envoy that does not say): each chunk would need its answer before
             // the model is known. A BUFFERED body that does not end the stream is followed by trailers.
-            refuse(new OpenAiError(500, "configure the ext_proc filter with request_body_mode BUFFERED or "
-                    + "FULL_DUPLEX_STREAMED", "server_error", null, "unsupported_body_mode"));
+            refuse(new OpenAiError(
+                    500,
+                    "configure the ext_proc filter with request_body_mode BUFFERED or " + "FULL_DUPLEX_STREAMED",
+                    "server_error",
+                    null,
+                    "unsupported_body_mode"));
         }
     }
 
@@ -147,7 +152,9 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
 
     private void decideOnBody(boolean trailersFollow) {
         decided = true;
-        answer(lifecycle.decide(body.toByteArray(), name -> Optional.ofNullable(headers.get(name)), eligible), false,
+        answer(
+                lifecycle.decide(body.toByteArray(), name -> Optional.ofNullable(headers.get(name)), eligible),
+                false,
                 trailersFollow);
     }
 
@@ -173,10 +180,11 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
         CommonResponse.Builder common = CommonResponse.newBuilder()
                 .setHeaderMutation(mutation)
                 .setClearRouteCache(true); // the route may depend on the header just set
-        ProcessingResponse.Builder response = ProcessingResponse.newBuilder()
-                .setDynamicMetadata(PickerProtocol.lbMetadata(destinations));
+        ProcessingResponse.Builder response =
+                ProcessingResponse.newBuilder().setDynamicMetadata(PickerProtocol.lbMetadata(destinations));
         if (noBody || fullDuplexRequest) {
-            out.onNext(response.setRequestHeaders(HeadersResponse.newBuilder().setResponse(common)).build());
+            out.onNext(response.setRequestHeaders(HeadersResponse.newBuilder().setResponse(common))
+                    .build());
             if (!noBody) {
                 Answers.streamedRequestBody(forwarded, !trailersFollow).forEach(out::onNext);
             }
@@ -184,7 +192,8 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
             if (decision.rewritten()) {
                 common.setBodyMutation(BodyMutation.newBuilder().setBody(forwarded));
             }
-            out.onNext(response.setRequestBody(BodyResponse.newBuilder().setResponse(common)).build());
+            out.onNext(response.setRequestBody(BodyResponse.newBuilder().setResponse(common))
+                    .build());
         }
     }
 

@@ -6,7 +6,6 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.proxy.ProxyHandler;
 import io.envoyproxy.envoy.config.core.v3.Metadata;
-
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -32,8 +31,7 @@ final class PickerProtocol {
      */
     static final int MAX_DESTINATIONS = 1;
 
-    private PickerProtocol() {
-    }
+    private PickerProtocol() {}
 
     /** The endpoints a ranking offers the data plane, best first. */
     static List<EndpointState> offered(List<EndpointState> ranked) {
@@ -47,9 +45,15 @@ final class PickerProtocol {
 
     /** {@code {"envoy.lb": {"x-gateway-destination-endpoint": value}}}. */
     static Struct lbMetadata(String value) {
-        Struct inner = Struct.newBuilder().putFields(DESTINATION_KEY, Value.newBuilder().setStringValue(value).build())
+        Struct inner = Struct.newBuilder()
+                .putFields(
+                        DESTINATION_KEY,
+                        Value.newBuilder().setStringValue(value).build())
                 .build();
-        return Struct.newBuilder().putFields(LB_NAMESPACE, Value.newBuilder().setStructValue(inner).build()).build();
+        return Struct.newBuilder()
+                .putFields(
+                        LB_NAMESPACE, Value.newBuilder().setStructValue(inner).build())
+                .build();
     }
 
     /**

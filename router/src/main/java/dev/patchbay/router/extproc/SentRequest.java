@@ -6,7 +6,6 @@ import dev.patchbay.router.pool.Send;
 import dev.patchbay.router.proxy.RouterMetrics;
 import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.router.route.RouteDecision;
-
 import java.util.List;
 import java.util.Optional;
 
@@ -29,7 +28,8 @@ final class SentRequest {
     private Send send;
     private boolean recorded;
 
-    SentRequest(RequestLifecycle lifecycle, RouterMetrics metrics, RouteDecision decision, List<EndpointState> offered) {
+    SentRequest(
+            RequestLifecycle lifecycle, RouterMetrics metrics, RouteDecision decision, List<EndpointState> offered) {
         this.lifecycle = lifecycle;
         this.metrics = metrics;
         this.decision = decision;
@@ -70,8 +70,10 @@ final class SentRequest {
             }
         }
         return lifecycle.stateOf(served).orElseGet(() -> {
-            LOG.log(System.Logger.Level.INFO, "the data plane reports " + served + " served a request, an endpoint "
-                    + "the pool does not know; counted at " + at.endpoint());
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "the data plane reports " + served + " served a request, an endpoint "
+                            + "the pool does not know; counted at " + at.endpoint());
             return at;
         });
     }

@@ -1,7 +1,6 @@
 package dev.patchbay.router.flow;
 
 import dev.patchbay.router.pick.EndpointState;
-
 import java.util.List;
 
 /**

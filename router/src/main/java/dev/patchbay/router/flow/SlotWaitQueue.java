@@ -3,7 +3,6 @@ package dev.patchbay.router.flow;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.scrape.LoraPlacement;
-
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -46,8 +45,7 @@ public final class SlotWaitQueue {
         }
     }
 
-    private record Held(PickRequest request, Waiter waiter, long deadlineNanos) {
-    }
+    private record Held(PickRequest request, Waiter waiter, long deadlineNanos) {}
 
     private final long maxWaitNanos;
     private final LongSupplier nanoClock;
@@ -68,7 +66,9 @@ public final class SlotWaitQueue {
 
     /** True when {@code pick} would send an adapter request to an endpoint with no slot it can have. */
     public static boolean waitsForSlot(PickRequest request, PickResult pick) {
-        return !request.baseModel() && !request.model().isEmpty() && pick.outcome() == PickResult.Outcome.PICKED
+        return !request.baseModel()
+                && !request.model().isEmpty()
+                && pick.outcome() == PickResult.Outcome.PICKED
                 && LoraPlacement.of(pick.best().metrics(), request.model()) == LoraPlacement.ALL_SLOTS_BUSY;
     }
 

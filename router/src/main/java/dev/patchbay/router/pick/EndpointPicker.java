@@ -15,8 +15,12 @@ public final class EndpointPicker {
     private final Picker picker;
     private final List<PreRequest> preRequests;
 
-    public EndpointPicker(String name, List<Filter> filters, List<WeightedScorer> scorers, Picker picker,
-                          List<PreRequest> preRequests) {
+    public EndpointPicker(
+            String name,
+            List<Filter> filters,
+            List<WeightedScorer> scorers,
+            Picker picker,
+            List<PreRequest> preRequests) {
         this.name = name;
         this.filters = List.copyOf(filters);
         this.scorers = List.copyOf(scorers);

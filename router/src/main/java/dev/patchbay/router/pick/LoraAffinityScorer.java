@@ -1,7 +1,6 @@
 package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.EndpointMetrics;
-
 import java.util.List;
 import java.util.Set;
 

@@ -1,7 +1,6 @@
 package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.AdapterIds;
-
 import java.util.Arrays;
 import java.util.List;
 

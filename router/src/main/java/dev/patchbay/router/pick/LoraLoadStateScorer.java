@@ -20,23 +20,34 @@ public final class LoraLoadStateScorer implements Scorer {
     public static final String NAME = "lora-load-state";
 
     /** The tier scores and bonuses; the defaults are the PR's. */
-    public record Tiers(double gpuResident, double cpuResident, double freeSlot, double evictable, double saturated,
-                        double homeBonus, double headroomBonus) {
+    public record Tiers(
+            double gpuResident,
+            double cpuResident,
+            double freeSlot,
+            double evictable,
+            double saturated,
+            double homeBonus,
+            double headroomBonus) {
         public static final Tiers DEFAULT = new Tiers(1.0, 0.7, 0.6, 0.3, 0.0, 0.03, 0.03);
 
         /** Every score and bonus in [0, 1], tiers non-increasing, and no bonus able to lift a tier past the next. */
         public Tiers {
             double[] tiers = {gpuResident, cpuResident, freeSlot, evictable, saturated};
             double budget = homeBonus + headroomBonus;
-            for (double v : new double[] {gpuResident, cpuResident, freeSlot, evictable, saturated, homeBonus, headroomBonus}) {
-                if (!(v >= 0 && v <= 1)) throw new IllegalArgumentException("lora-load-state scores must be in [0, 1], got " + v);
+            for (double v :
+                    new double[] {gpuResident, cpuResident, freeSlot, evictable, saturated, homeBonus, headroomBonus}) {
+                if (!(v >= 0 && v <= 1))
+                    throw new IllegalArgumentException("lora-load-state scores must be in [0, 1], got " + v);
             }
             if (budget >= 1) throw new IllegalArgumentException("lora-load-state bonuses must add up to less than 1");
             for (int i = 1; i < tiers.length; i++) {
                 double gap = tiers[i - 1] - tiers[i];
-                if (gap < 0) throw new IllegalArgumentException("lora-load-state tiers must not increase: " + List.of(gpuResident, cpuResident, freeSlot, evictable, saturated));
+                if (gap < 0)
+                    throw new IllegalArgumentException("lora-load-state tiers must not increase: "
+                            + List.of(gpuResident, cpuResident, freeSlot, evictable, saturated));
                 if (gap > 0 && gap * (1 - budget) <= budget) {
-                    throw new IllegalArgumentException("lora-load-state bonuses " + budget + " could lift a tier over the next (gap " + gap + ")");
+                    throw new IllegalArgumentException(
+                            "lora-load-state bonuses " + budget + " could lift a tier over the next (gap " + gap + ")");
                 }
             }
         }
@@ -66,7 +77,8 @@ public final class LoraLoadStateScorer implements Scorer {
         double scale = 1 - tiers.homeBonus() - tiers.headroomBonus();
         double[] scores = new double[candidates.size()];
         if (request.baseModel()) {
-            for (int i = 0; i < scores.length; i++) scores[i] = baseModelHeadroom(candidates.get(i).metrics()) * scale;
+            for (int i = 0; i < scores.length; i++)
+                scores[i] = baseModelHeadroom(candidates.get(i).metrics()) * scale;
             return scores;
         }
         String adapter = request.model();

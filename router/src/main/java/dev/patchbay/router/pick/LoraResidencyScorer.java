@@ -1,7 +1,6 @@
 package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.LoraPlacement;
-
 import java.util.List;
 
 /** Patchbay's LoRA scorer: prefers the endpoint that can start the adapter soonest. */
@@ -33,7 +32,8 @@ public final class LoraResidencyScorer implements Scorer {
     public double[] score(PickRequest request, List<EndpointState> candidates) {
         double[] result = new double[candidates.size()];
         for (int i = 0; i < result.length; i++) {
-            result[i] = request.baseModel() ? NEUTRAL
+            result[i] = request.baseModel()
+                    ? NEUTRAL
                     : scores.of(LoraPlacement.of(candidates.get(i).metrics(), request.model()));
         }
         return result;

@@ -3,7 +3,6 @@ package dev.patchbay.router.pick;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.LoraPlacement;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -58,6 +57,7 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
      * (docs/lab/2026-12-03-placement-design.md).
      */
     public static final int MAX_TARGET_WAITING = 32;
+
     public static final long DEFAULT_TIMEOUT_NANOS = 60_000_000_000L;
     /**
      * A drain starts once it has been wanted for this long: a burst makes queues uneven for a moment and passes by
@@ -65,11 +65,11 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
      * (docs/lab/2026-12-03-placement-design.md).
      */
     public static final long DEFAULT_PERSISTENCE_NANOS = 2_000_000_000L;
+
     public static final long DEFAULT_COOLDOWN_NANOS = 30_000_000_000L;
 
     /** {@code adapter} is being drained from an endpoint to make room for {@code forAdapter}. */
-    record Drain(String adapter, String forAdapter, long sinceNanos) {
-    }
+    record Drain(String adapter, String forAdapter, long sinceNanos) {}
 
     /** A slot adapter that could be drained, and how soon its slot would free. */
     private record Victim(String adapter, boolean heldElsewhere, int requests) {
@@ -90,6 +90,7 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
     private final Map<String, Long> overloadedSince = new ConcurrentHashMap<>();
     /** When each endpoint's last drain ended: two adapters must not swap a slot back and forth. */
     private final Map<Endpoint, Long> drainEnded = new ConcurrentHashMap<>();
+
     private final AtomicLong drainsStarted = new AtomicLong();
     private final LongSupplier nanoClock;
     private final int overloadWaiting;
@@ -108,8 +109,8 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
      *                         lasts
      */
     public record Settings(int overloadWaiting, long timeoutNanos, long cooldownNanos, long persistenceNanos) {
-        public static final Settings DEFAULT = new Settings(DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS,
-                DEFAULT_COOLDOWN_NANOS, DEFAULT_PERSISTENCE_NANOS);
+        public static final Settings DEFAULT = new Settings(
+                DEFAULT_OVERLOAD_WAITING, DEFAULT_TIMEOUT_NANOS, DEFAULT_COOLDOWN_NANOS, DEFAULT_PERSISTENCE_NANOS);
 
         /** These settings with drains that start as soon as they are wanted. */
         public Settings startingAtOnce() {
@@ -146,8 +147,7 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
     }
 
     /** A drain in progress, for the router's metrics: {@code adapter} leaves {@code endpoint} for {@code forAdapter}. */
-    public record DrainView(Endpoint endpoint, String adapter, String forAdapter) {
-    }
+    public record DrainView(Endpoint endpoint, String adapter, String forAdapter) {}
 
     public List<DrainView> drainsInProgress() {
         List<DrainView> view = new ArrayList<>();
@@ -254,7 +254,8 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
 
     private static boolean hasRoom(EndpointMetrics m, Drain drain) {
         LoraPlacement placement = LoraPlacement.of(m, drain.forAdapter());
-        return placement != LoraPlacement.ALL_SLOTS_BUSY && placement != LoraPlacement.QUEUED
+        return placement != LoraPlacement.ALL_SLOTS_BUSY
+                && placement != LoraPlacement.QUEUED
                 && placement != LoraPlacement.IN_SLOT;
     }
 
@@ -296,10 +297,10 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
      * A drain to start on {@code endpoint}; {@code rescue} when the adapter is held nowhere and its requests are stuck:
      * no burst explains that, so it starts at once.
      */
-    private record Proposal(Endpoint endpoint, Drain drain, boolean rescue) {
-    }
+    private record Proposal(Endpoint endpoint, Drain drain, boolean rescue) {}
 
-    private Proposal proposeDrain(String adapter, List<EndpointState> candidates, long now, Map<Endpoint, Drain> ended) {
+    private Proposal proposeDrain(
+            String adapter, List<EndpointState> candidates, long now, Map<Endpoint, Drain> ended) {
         if (candidates.size() < 2) {
             return null;
         }
@@ -340,14 +341,17 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
             EndpointMetrics m = state.metrics();
             Long endedAt = ended.containsKey(state.endpoint()) ? (Long) now : drainEnded.get(state.endpoint());
             boolean draining = drains.containsKey(state.endpoint()) && !ended.containsKey(state.endpoint());
-            if ((endedAt != null && now - endedAt < cooldownNanos) || draining
-                    || holder[i] || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
+            if ((endedAt != null && now - endedAt < cooldownNanos)
+                    || draining
+                    || holder[i]
+                    || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
                 // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
             // A target with a long queue has no room either: the freed slot would only sit behind that queue.
             boolean muchLighter = m.waitingRequests() <= MAX_TARGET_WAITING
-                    && (holdersMinWaiting - m.waitingRequests() >= overloadWaiting || muchLessLoaded(m, holdersMinLoad));
+                    && (holdersMinWaiting - m.waitingRequests() >= overloadWaiting
+                            || muchLessLoaded(m, holdersMinLoad));
             if (noHolder ? m.adapterWaiting(adapter) == 0 : !muchLighter) {
                 continue; // stuck requests are served where they wait; otherwise only a much lighter endpoint helps
             }
@@ -355,13 +359,17 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
                 slotHolders = slotHolders(candidates, ended);
             }
             Victim victim = victim(m, adapter, slotHolders);
-            if (victim != null && (best == null || victim.betterThan(best)
-                    || (!best.betterThan(victim) && load(m) < load(target.metrics())))) {
+            if (victim != null
+                    && (best == null
+                            || victim.betterThan(best)
+                            || (!best.betterThan(victim) && load(m) < load(target.metrics())))) {
                 target = state;
                 best = victim;
             }
         }
-        return target == null ? null : new Proposal(target.endpoint(), new Drain(best.adapter(), adapter, now), noHolder);
+        return target == null
+                ? null
+                : new Proposal(target.endpoint(), new Drain(best.adapter(), adapter, now), noHolder);
     }
 
     /** The adapter is in a slot there, or requests for it wait there with a slot to be had (it is loading). */
@@ -373,7 +381,9 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
     private static boolean hasQueuedSlotClaim(EndpointMetrics m, String adapter) {
         for (var entry : m.adapterWaiting().entrySet()) {
             AdapterResidency r = m.residency().get(entry.getKey());
-            if (entry.getValue() > 0 && (r == null || !r.inSlot()) && !entry.getKey().equals(adapter)) {
+            if (entry.getValue() > 0
+                    && (r == null || !r.inSlot())
+                    && !entry.getKey().equals(adapter)) {
                 return true;
             }
         }
@@ -401,8 +411,8 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
             if (!entry.getValue().inSlot() || entry.getValue().pinned() || name.equals(forAdapter)) {
                 continue;
             }
-            Victim v = new Victim(name, slotHolders.getOrDefault(name, 0) > 1,
-                    m.adapterRunning(name) + m.adapterWaiting(name));
+            Victim v = new Victim(
+                    name, slotHolders.getOrDefault(name, 0) > 1, m.adapterRunning(name) + m.adapterWaiting(name));
             if (best == null || v.betterThan(best)) {
                 best = v;
             }
@@ -416,7 +426,8 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
         for (EndpointState state : candidates) {
             Drain drain = ended.containsKey(state.endpoint()) ? null : drains.get(state.endpoint());
             for (var entry : state.metrics().residency().entrySet()) {
-                if (entry.getValue().inSlot() && (drain == null || !drain.adapter().equals(entry.getKey()))) {
+                if (entry.getValue().inSlot()
+                        && (drain == null || !drain.adapter().equals(entry.getKey()))) {
                     counts.merge(entry.getKey(), 1, Integer::sum);
                 }
             }

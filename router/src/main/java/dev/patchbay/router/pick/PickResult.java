@@ -9,7 +9,10 @@ import java.util.List;
  * @param ranked  the candidates best first (empty unless PICKED)
  */
 public record PickResult(Outcome outcome, List<EndpointState> ranked) {
-    public enum Outcome { PICKED, NO_ENDPOINT }
+    public enum Outcome {
+        PICKED,
+        NO_ENDPOINT
+    }
 
     public PickResult {
         ranked = List.copyOf(ranked);

@@ -1,7 +1,6 @@
 package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.LoraPlacement;
-
 import java.util.List;
 
 /**

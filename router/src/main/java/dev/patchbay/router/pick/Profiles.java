@@ -2,7 +2,6 @@ package dev.patchbay.router.pick;
 
 import dev.patchbay.router.pick.profile.ProfileDefinition;
 import dev.patchbay.router.pick.profile.ProfileFile;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -26,16 +25,15 @@ public final class Profiles {
     public static final String LLMD_LOAD_STATE = "llmd-load-state";
     public static final String PATCHBAY = "patchbay";
     public static final String DEFAULT = PATCHBAY;
-    public static final List<String> NAMES = List.of(ROUND_ROBIN, LEAST_QUEUE, GIE_DEFAULT, GIE_LORA, LLMD_LOAD_STATE,
-            PATCHBAY);
+    public static final List<String> NAMES =
+            List.of(ROUND_ROBIN, LEAST_QUEUE, GIE_DEFAULT, GIE_LORA, LLMD_LOAD_STATE, PATCHBAY);
     /** The peers that route on LoRA: patchbay's targets hold against the best of them. */
     public static final List<String> LORA_PEERS = List.of(GIE_LORA, LLMD_LOAD_STATE);
 
     /** Where the built-in profiles' files are on the class path: {@code RESOURCE_DIR + name + ".json"}. */
     public static final String RESOURCE_DIR = "dev/patchbay/router/pick/profiles/";
 
-    private Profiles() {
-    }
+    private Profiles() {}
 
     /** Read once, on first use: a built-in file that does not load is a broken build, so it fails loudly. */
     private static final class BuiltIn {
@@ -51,8 +49,8 @@ public final class Profiles {
                     }
                     ProfileFile file = ProfileFile.parse(path, new String(in.readAllBytes(), StandardCharsets.UTF_8));
                     if (!file.names().equals(List.of(name))) {
-                        throw new IllegalStateException("built-in profile file " + path + " must define exactly the profile "
-                                + name + ", defines " + file.names());
+                        throw new IllegalStateException("built-in profile file " + path
+                                + " must define exactly the profile " + name + ", defines " + file.names());
                     }
                     profiles.put(name, file.profile(name));
                 } catch (IOException e) {

@@ -6,8 +6,7 @@ import dev.patchbay.router.scrape.LoraPlacement;
  * The lora-residency scorer's score for each {@link LoraPlacement} (a load under way or queued scores
  * as in a slot); the fleet benchmark tunes these. They must keep the placement order (each at least the next one).
  */
-public record ResidencyScores(double inSlot, double inHost, double freeSlot, double idleSlot,
-                              double allSlotsBusy) {
+public record ResidencyScores(double inSlot, double inHost, double freeSlot, double idleSlot, double allSlotsBusy) {
     public static final ResidencyScores DEFAULT = new ResidencyScores(1.0, 0.7, 0.6, 0.3, 0.0);
 
     public ResidencyScores {

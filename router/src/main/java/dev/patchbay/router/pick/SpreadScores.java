@@ -2,8 +2,7 @@ package dev.patchbay.router.pick;
 
 /** The min-max scoring the load scorers share: the lowest value scores 1, a spread of values scores down to 0. */
 final class SpreadScores {
-    private SpreadScores() {
-    }
+    private SpreadScores() {}
 
     /**
      * 1 - (v - min) / max(max - min, minSpread) for each value; 1 for all when they are equal. A {@code minSpread}

@@ -14,8 +14,7 @@ import java.util.concurrent.TimeoutException;
 
 /** One GET of an endpoint's page whose whole exchange, not only its connection, is bounded by a time-out. */
 final class BoundedGet {
-    private BoundedGet() {
-    }
+    private BoundedGet() {}
 
     /**
      * The body of a 200 answer; {@link MetricsFetcher.TimedOutException} when the answer is not whole within
@@ -24,8 +23,13 @@ final class BoundedGet {
      */
     static String body(HttpClient client, URI uri, String accept, Duration timeout, String what)
             throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(uri).header("Accept", accept).timeout(timeout).GET().build();
-        CompletableFuture<HttpResponse<String>> exchange = client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+        HttpRequest request = HttpRequest.newBuilder(uri)
+                .header("Accept", accept)
+                .timeout(timeout)
+                .GET()
+                .build();
+        CompletableFuture<HttpResponse<String>> exchange =
+                client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
         HttpResponse<String> response;
         try {
             response = exchange.get(timeout.toNanos(), TimeUnit.NANOSECONDS);

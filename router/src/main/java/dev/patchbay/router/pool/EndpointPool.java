@@ -7,10 +7,10 @@ import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.router.scrape.EndpointMetricsReader;
 import dev.patchbay.router.scrape.UnusablePageException;
-
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,14 +18,13 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
-import java.util.Collections;
-import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The endpoints and what was last read from each. Every interval it re-reads the endpoint
@@ -61,6 +60,7 @@ public final class EndpointPool implements AutoCloseable {
         final AtomicBoolean listing = new AtomicBoolean();
         /** When the last model list fetch began, on the pool's clock; meaningful once {@link #listedOnce}. */
         volatile long listStartedNanos;
+
         volatile boolean listedOnce;
         /** Why the model list is not known, or null: logged when it changes; touched only by the fetch in flight. */
         private String listUnknownWhy;
@@ -107,7 +107,8 @@ public final class EndpointPool implements AutoCloseable {
             EndpointStatus s = status.get();
             if (s.metrics() != null) {
                 EndpointMetrics withSend = send.phase() == Send.Phase.RUNNING
-                        ? s.metrics().withRequestRunning(send.adapter()) : s.metrics().withRequestSent(send.adapter());
+                        ? s.metrics().withRequestRunning(send.adapter())
+                        : s.metrics().withRequestSent(send.adapter());
                 status.set(new EndpointStatus(s.endpoint(), withSend, s.lastGoodNanos(), s.failing(), s.lastError()));
             }
         }
@@ -122,8 +123,8 @@ public final class EndpointPool implements AutoCloseable {
             boolean counted = next == Send.Phase.DONE ? unseen.remove(request) : unseen.contains(request);
             EndpointStatus s = status.get();
             if (counted && scraped != null) { // else a scrape shows it already, as the server counts it
-                status.set(new EndpointStatus(s.endpoint(), withUnseen(), s.lastGoodNanos(), s.failing(),
-                        s.lastError()));
+                status.set(
+                        new EndpointStatus(s.endpoint(), withUnseen(), s.lastGoodNanos(), s.failing(), s.lastError()));
             }
         }
 
@@ -137,9 +138,12 @@ public final class EndpointPool implements AutoCloseable {
             EndpointStatus before = status.getAndUpdate(
                     s -> new EndpointStatus(s.endpoint(), s.metrics(), s.lastGoodNanos(), s.failing() || out, error));
             if (reason != failingFor) { // a reason that takes out set failing when it was first seen
-                LOG.log(System.Logger.Level.WARNING, out
-                        ? before.endpoint() + " gets no new requests (" + reason.label() + "): " + error
-                        : before.endpoint() + " did not answer its metrics in time (" + reason.label() + "): " + error);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        out
+                                ? before.endpoint() + " gets no new requests (" + reason.label() + "): " + error
+                                : before.endpoint() + " did not answer its metrics in time (" + reason.label() + "): "
+                                        + error);
             }
             failingFor = reason;
         }
@@ -163,8 +167,9 @@ public final class EndpointPool implements AutoCloseable {
             if (models != null && listUnknownWhy != null) {
                 LOG.log(System.Logger.Level.INFO, endpoint + " lists its models again");
             } else if (models == null && !why.equals(listUnknownWhy)) {
-                LOG.log(System.Logger.Level.WARNING, endpoint + "'s model list is not known (" + why
-                        + "); it may get requests for any model");
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        endpoint + "'s model list is not known (" + why + "); it may get requests for any model");
             }
             listUnknownWhy = models == null ? why : null;
         }
@@ -179,7 +184,8 @@ public final class EndpointPool implements AutoCloseable {
                     notShown.merge(request.adapter(), -1, Integer::sum);
                 }
             }
-            notShown.replaceAll((adapter, n) -> n - metrics.adapterRunning().getOrDefault(adapter, 0)
+            notShown.replaceAll((adapter, n) -> n
+                    - metrics.adapterRunning().getOrDefault(adapter, 0)
                     - metrics.adapterWaiting().getOrDefault(adapter, 0));
             for (int i = unseen.size() - 1; i >= 0; i--) { // newest first
                 Send request = unseen.get(i);
@@ -271,11 +277,13 @@ public final class EndpointPool implements AutoCloseable {
     private final ExecutorService scrapes = Executors.newVirtualThreadPerTaskExecutor();
     /** This pool's adapter ids: every scrape's metrics are re-keyed to it, so its picks compare like with like. */
     private final AdapterIds adapterIds = new AdapterIds();
+
     private volatile Map<Endpoint, Slot> slots = Map.of();
     private volatile List<Endpoint> order = List.of();
     private volatile boolean running;
     /** The endpoint list has been read (or set) at least once. */
     private volatile boolean listRead;
+
     private Thread ticker;
     private String lastSourceError;
     private final List<Runnable> afterRound = new CopyOnWriteArrayList<>();
@@ -288,19 +296,35 @@ public final class EndpointPool implements AutoCloseable {
      * every decision reads it without copying.
      */
     private volatile Map<Endpoint, ServedModels> servedSnapshot = Map.of();
+
     private volatile long listIntervalNanos;
 
     /** Pages fetched with {@code fetcher}; max staleness {@link #defaultMaxStaleness}. */
-    public EndpointPool(EndpointSource source, Fetcher fetcher, Duration interval, Duration staleness,
-                        Consumer<Endpoint> onScrapeFailure) {
+    public EndpointPool(
+            EndpointSource source,
+            Fetcher fetcher,
+            Duration interval,
+            Duration staleness,
+            Consumer<Endpoint> onScrapeFailure) {
         this(source, pages(fetcher), interval, staleness, onScrapeFailure, System::nanoTime);
     }
 
     /** Max staleness {@link #defaultMaxStaleness}. */
-    public EndpointPool(EndpointSource source, MetricsSource metricsSource, Duration interval, Duration staleness,
-                        Consumer<Endpoint> onScrapeFailure, LongSupplier nanoClock) {
-        this(source, metricsSource, interval, staleness, defaultMaxStaleness(staleness),
-                (endpoint, reason) -> onScrapeFailure.accept(endpoint), nanoClock);
+    public EndpointPool(
+            EndpointSource source,
+            MetricsSource metricsSource,
+            Duration interval,
+            Duration staleness,
+            Consumer<Endpoint> onScrapeFailure,
+            LongSupplier nanoClock) {
+        this(
+                source,
+                metricsSource,
+                interval,
+                staleness,
+                defaultMaxStaleness(staleness),
+                (endpoint, reason) -> onScrapeFailure.accept(endpoint),
+                nanoClock);
     }
 
     /** Refuses a max staleness below the staleness: stale data can stand in only for data older than fresh. */
@@ -317,8 +341,14 @@ public final class EndpointPool implements AutoCloseable {
      * @param nanoClock    the time of scrapes, sends and staleness ({@code System::nanoTime}, or a simulator's virtual
      *                     clock, which then calls {@link #scrapeNow} instead of {@link #start})
      */
-    public EndpointPool(EndpointSource source, MetricsSource metricsSource, Duration interval, Duration staleness,
-                        Duration maxStaleness, FailureListener onScrapeFailure, LongSupplier nanoClock) {
+    public EndpointPool(
+            EndpointSource source,
+            MetricsSource metricsSource,
+            Duration interval,
+            Duration staleness,
+            Duration maxStaleness,
+            FailureListener onScrapeFailure,
+            LongSupplier nanoClock) {
         checkStaleness(staleness, maxStaleness);
         this.source = source;
         this.metricsSource = metricsSource;
@@ -438,7 +468,9 @@ public final class EndpointPool implements AutoCloseable {
                 scrape(slot);
             }
             ModelsSource lists = modelsSource;
-            if (slot != null && lists != null && slot.listDue(nanoClock.getAsLong(), listIntervalNanos)
+            if (slot != null
+                    && lists != null
+                    && slot.listDue(nanoClock.getAsLong(), listIntervalNanos)
                     && slot.listing.compareAndSet(false, true)) {
                 list(slot, lists);
             }
@@ -485,13 +517,15 @@ public final class EndpointPool implements AutoCloseable {
             slot.scraped(metrics, started, nanoClock.getAsLong(), untilShownNanos);
         } catch (IOException | MalformedPageException | UnusablePageException | RuntimeException e) {
             ScrapeFailure reason = ScrapeFailure.of(e);
-            slot.fail(reason, switch (e) {
-                case MalformedPageException m -> "malformed page: " + m.getMessage();
-                case UnusablePageException u -> "unusable page: " + u.getMessage();
-                case MetricsFetcher.TimedOutException t -> t.getMessage();
-                case MetricsFetcher.BadStatusException b -> b.getMessage();
-                default -> e.toString();
-            });
+            slot.fail(
+                    reason,
+                    switch (e) {
+                        case MalformedPageException m -> "malformed page: " + m.getMessage();
+                        case UnusablePageException u -> "unusable page: " + u.getMessage();
+                        case MetricsFetcher.TimedOutException t -> t.getMessage();
+                        case MetricsFetcher.BadStatusException b -> b.getMessage();
+                        default -> e.toString();
+                    });
             onScrapeFailure.scrapeFailed(endpoint, reason);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -612,7 +646,9 @@ public final class EndpointPool implements AutoCloseable {
         for (int i = 0; i < stale.size(); i++) {
             EndpointStatus status = stale.get(i);
             if (now - status.lastGoodNanos() - freshestStaleAge <= stalenessNanos) {
-                standIns.add(new EndpointState(status.endpoint(), status.metrics(),
+                standIns.add(new EndpointState(
+                        status.endpoint(),
+                        status.metrics(),
                         staleSlots.get(i).promptTokensInFlight.get()));
             }
         }

@@ -1,7 +1,6 @@
 package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

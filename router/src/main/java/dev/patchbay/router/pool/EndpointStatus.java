@@ -12,8 +12,8 @@ import dev.patchbay.router.scrape.EndpointMetrics;
  *                        good scrape
  * @param lastError       why the last scrape failed, or null
  */
-public record EndpointStatus(Endpoint endpoint, EndpointMetrics metrics, long lastGoodNanos, boolean failing,
-                             String lastError) {
+public record EndpointStatus(
+        Endpoint endpoint, EndpointMetrics metrics, long lastGoodNanos, boolean failing, String lastError) {
     /** It has data, and nothing has failed since the scrape that read it; how old the data is aside. */
     public boolean isUsable() {
         return metrics != null && !failing;

@@ -1,7 +1,6 @@
 package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,8 +24,10 @@ public final class EndpointsFile implements EndpointSource {
     @Override
     public synchronized List<Endpoint> current() throws IOException {
         BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
-        Object key = List.of(attributes.lastModifiedTime(), attributes.size(), attributes.fileKey() == null
-                ? "" : attributes.fileKey());
+        Object key = List.of(
+                attributes.lastModifiedTime(),
+                attributes.size(),
+                attributes.fileKey() == null ? "" : attributes.fileKey());
         if (!key.equals(lastKey)) {
             try {
                 endpoints = EndpointSource.parseList(Files.readString(file, StandardCharsets.UTF_8));

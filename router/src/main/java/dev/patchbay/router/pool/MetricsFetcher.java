@@ -2,7 +2,6 @@ package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.scrape.MetricFamilies;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -37,7 +36,11 @@ public final class MetricsFetcher {
     }
 
     public String fetch(Endpoint endpoint) throws IOException, InterruptedException {
-        return BoundedGet.body(client, URI.create("http://" + endpoint.address() + "/metrics?" + MetricFamilies.QUERY),
-                "text/plain;version=0.0.4", timeout, "metrics");
+        return BoundedGet.body(
+                client,
+                URI.create("http://" + endpoint.address() + "/metrics?" + MetricFamilies.QUERY),
+                "text/plain;version=0.0.4",
+                timeout,
+                "metrics");
     }
 }

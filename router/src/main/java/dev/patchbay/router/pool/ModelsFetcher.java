@@ -1,7 +1,6 @@
 package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -19,7 +18,11 @@ public final class ModelsFetcher {
 
     /** The endpoint's model list; IOException when it does not answer one in time. */
     public ServedModels fetch(Endpoint endpoint) throws IOException, InterruptedException {
-        return ServedModels.parse(BoundedGet.body(client, URI.create("http://" + endpoint.address() + "/v1/models"),
-                "application/json", timeout, "/v1/models"));
+        return ServedModels.parse(BoundedGet.body(
+                client,
+                URI.create("http://" + endpoint.address() + "/v1/models"),
+                "application/json",
+                timeout,
+                "/v1/models"));
     }
 }

@@ -2,7 +2,6 @@ package dev.patchbay.router.pool;
 
 import dev.patchbay.router.prom.MalformedPageException;
 import dev.patchbay.router.scrape.UnusablePageException;
-
 import java.io.IOException;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpTimeoutException;
@@ -41,8 +40,8 @@ public enum ScrapeFailure {
 
     static ScrapeFailure of(Exception e) {
         return switch (e) {
-            case UnusablePageException u -> u.problem() == UnusablePageException.Problem.MISSING_FAMILY
-                    ? MISSING_FAMILY : INVALID_VALUE;
+            case UnusablePageException u ->
+                u.problem() == UnusablePageException.Problem.MISSING_FAMILY ? MISSING_FAMILY : INVALID_VALUE;
             case MalformedPageException m -> MALFORMED;
             case MetricsFetcher.BadStatusException s -> HTTP_STATUS;
             case HttpConnectTimeoutException c -> UNREACHABLE;

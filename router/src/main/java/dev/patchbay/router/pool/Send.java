@@ -1,7 +1,6 @@
 package dev.patchbay.router.pool;
 
 import dev.patchbay.router.pick.Endpoint;
-
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -14,23 +13,34 @@ import java.util.concurrent.atomic.AtomicLong;
  * happens once, whatever order the calls come in.
  */
 public final class Send {
-    enum Phase { WAITING, RUNNING, DONE }
+    enum Phase {
+        WAITING,
+        RUNNING,
+        DONE
+    }
 
     private final EndpointPool pool;
     private final Endpoint endpoint;
     /** The endpoint's slot when the send was made, or null when the endpoint was not in the pool. */
     private final EndpointPool.Slot slot;
+
     private final String adapter;
     private final long promptTokens;
     private final long sentNanos;
     /** The tally the prompt was added to: a slot's, or one of its own for an endpoint not in the pool. */
     private final AtomicLong promptTally;
+
     private final AtomicBoolean promptAnswered = new AtomicBoolean();
     private Phase phase = Phase.WAITING; // guarded by the slot
     private boolean counted; // guarded by the slot
 
-    Send(EndpointPool pool, Endpoint endpoint, EndpointPool.Slot slot, String adapter, long promptTokens,
-         long sentNanos) {
+    Send(
+            EndpointPool pool,
+            Endpoint endpoint,
+            EndpointPool.Slot slot,
+            String adapter,
+            long promptTokens,
+            long sentNanos) {
         this.pool = pool;
         this.endpoint = endpoint;
         this.slot = slot;

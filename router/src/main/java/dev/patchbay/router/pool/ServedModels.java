@@ -2,7 +2,6 @@ package dev.patchbay.router.pool;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.Set;

@@ -6,9 +6,8 @@ import java.util.Map;
 /**
  * A parsed metrics page: the kept samples grouped by sample name, and the TYPE and HELP lines.
  */
-public record MetricsPage(Map<String, List<Sample>> samplesByName,
-                          Map<String, String> types,
-                          Map<String, String> helps) {
+public record MetricsPage(
+        Map<String, List<Sample>> samplesByName, Map<String, String> types, Map<String, String> helps) {
     public MetricsPage {
         samplesByName = Map.copyOf(samplesByName);
         types = Map.copyOf(types);

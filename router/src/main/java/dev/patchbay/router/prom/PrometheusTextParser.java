@@ -3,10 +3,10 @@ package dev.patchbay.router.prom;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
-import java.util.Locale;
 
 /**
  * Parser for the Prometheus text exposition format 0.0.4.
@@ -17,9 +17,16 @@ import java.util.Locale;
  */
 public final class PrometheusTextParser {
     private static final Set<String> TYPES = Set.of(
-            "counter", "gauge", "histogram", "summary", "untyped",
+            "counter",
+            "gauge",
+            "histogram",
+            "summary",
+            "untyped",
             // OpenMetrics types, tolerated so that a server answering in that dialect still parses
-            "unknown", "info", "stateset", "gaugehistogram");
+            "unknown",
+            "info",
+            "stateset",
+            "gaugehistogram");
 
     private final Predicate<String> keep;
 
@@ -67,8 +74,8 @@ public final class PrometheusTextParser {
             this.number = number;
         }
 
-        void parseInto(Map<String, List<Sample>> samples, Map<String, String> types,
-                       Map<String, String> helps) throws MalformedPageException {
+        void parseInto(Map<String, List<Sample>> samples, Map<String, String> types, Map<String, String> helps)
+                throws MalformedPageException {
             skipBlanks();
             if (pos >= end) {
                 return;
@@ -81,8 +88,7 @@ public final class PrometheusTextParser {
             parseSample(samples);
         }
 
-        private void parseComment(Map<String, String> types, Map<String, String> helps)
-                throws MalformedPageException {
+        private void parseComment(Map<String, String> types, Map<String, String> helps) throws MalformedPageException {
             skipBlanks();
             String keyword = token();
             if (!keyword.equals("HELP") && !keyword.equals("TYPE")) {
@@ -137,8 +143,7 @@ public final class PrometheusTextParser {
                 throw error("unexpected text after sample " + name);
             }
             if (kept) {
-                samples.computeIfAbsent(name, n -> new ArrayList<>())
-                        .add(new Sample(name, labels, value, timestamp));
+                samples.computeIfAbsent(name, n -> new ArrayList<>()).add(new Sample(name, labels, value, timestamp));
             }
         }
 

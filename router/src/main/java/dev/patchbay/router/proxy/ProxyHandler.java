@@ -12,7 +12,6 @@ import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -38,9 +37,21 @@ public final class ProxyHandler {
     public static final String DESTINATION_HEADER = "x-gateway-destination-endpoint";
     /** Tries per request: the best endpoint, then the next best if the first failed before answering. */
     private static final int MAX_ATTEMPTS = 2;
-    private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
-            "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
-            "host", "content-length", "expect", "http2-settings");
+
+    private static final Set<String> HOP_BY_HOP = Set.of(
+            "connection",
+            "keep-alive",
+            "proxy-connection",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade",
+            "host",
+            "content-length",
+            "expect",
+            "http2-settings");
 
     private static final System.Logger LOG = System.getLogger(ProxyHandler.class.getName());
 
@@ -64,14 +75,18 @@ public final class ProxyHandler {
             respond(res, body.error(), body.closeConnection());
             return;
         }
-        RouteDecision decision = lifecycle.decide(body.bytes(), name -> req.headers().first(HeaderNames.create(name)));
+        RouteDecision decision =
+                lifecycle.decide(body.bytes(), name -> req.headers().first(HeaderNames.create(name)));
         forward(req, res, decision, arrived);
     }
 
     /** Any other method and path: 404 in OpenAI's shape, once the body (if any) is read. */
     public void handleUnknownPath(ServerRequest req, ServerResponse res) {
         RequestBody.Result body = RequestBody.read(req, RequestLifecycle.MAX_BODY_BYTES);
-        respond(res, OpenAiError.unknownUrl(req.prologue().method().text(), req.path().rawPath()),
+        respond(
+                res,
+                OpenAiError.unknownUrl(
+                        req.prologue().method().text(), req.path().rawPath()),
                 body.closeConnection());
     }
 
@@ -99,12 +114,14 @@ public final class ProxyHandler {
             try {
                 HttpResponse<InputStream> upstream;
                 try {
-                    upstream = client.send(upstreamRequest(req, target, decision.body()),
-                            HttpResponse.BodyHandlers.ofInputStream());
+                    upstream = client.send(
+                            upstreamRequest(req, target, decision.body()), HttpResponse.BodyHandlers.ofInputStream());
                 } catch (IOException e) {
                     if (!failedBeforeAnswer(e)) {
-                        respond(res, OpenAiError.badGateway(
-                                "model server " + target.endpoint() + " failed: " + e.getMessage()));
+                        respond(
+                                res,
+                                OpenAiError.badGateway(
+                                        "model server " + target.endpoint() + " failed: " + e.getMessage()));
                         return;
                     }
                     // No answer came, so the request can go elsewhere (the client has seen nothing yet).
@@ -114,8 +131,13 @@ public final class ProxyHandler {
                     }
                     everyConnectFailed &= connectFailed;
                     lastFailure = "model server " + target.endpoint() + " failed before answering: " + e;
-                    LOG.log(System.Logger.Level.INFO, lastFailure
-                            + (attempt + 1 < attempts ? "; trying " + ranked.get(attempt + 1).endpoint() : ""));
+                    LOG.log(
+                            System.Logger.Level.INFO,
+                            lastFailure
+                                    + (attempt + 1 < attempts
+                                            ? "; trying "
+                                                    + ranked.get(attempt + 1).endpoint()
+                                            : ""));
                     continue;
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -130,8 +152,11 @@ public final class ProxyHandler {
                 send.finished();
             }
         }
-        respond(res, everyConnectFailed ? OpenAiError.noEndpoint("no model server could be reached")
-                : OpenAiError.badGateway(lastFailure));
+        respond(
+                res,
+                everyConnectFailed
+                        ? OpenAiError.noEndpoint("no model server could be reached")
+                        : OpenAiError.badGateway(lastFailure));
     }
 
     /**
@@ -147,8 +172,8 @@ public final class ProxyHandler {
 
     private HttpRequest upstreamRequest(ServerRequest req, EndpointState target, byte[] body) {
         String query = req.query().rawValue();
-        URI uri = URI.create("http://" + target.endpoint().address() + req.path().rawPath()
-                + (query == null || query.isEmpty() ? "" : "?" + query));
+        URI uri = URI.create("http://" + target.endpoint().address()
+                + req.path().rawPath() + (query == null || query.isEmpty() ? "" : "?" + query));
         HttpRequest.Builder builder = HttpRequest.newBuilder(uri);
         for (Header header : req.headers()) {
             String name = header.name().toLowerCase(Locale.ROOT);
@@ -182,7 +207,8 @@ public final class ProxyHandler {
         });
         upstream.headers().firstValueAsLong("content-length").ifPresent(res::contentLength);
         res.header(DESTINATION_HEADER, target.endpoint().address());
-        try (InputStream in = upstream.body(); OutputStream out = res.outputStream()) {
+        try (InputStream in = upstream.body();
+                OutputStream out = res.outputStream()) {
             byte[] buffer = new byte[16 * 1024];
             int n;
             while ((n = in.read(buffer)) >= 0) {

@@ -3,7 +3,6 @@ package dev.patchbay.router.proxy;
 import dev.patchbay.router.route.OpenAiError;
 import io.helidon.http.HeaderValues;
 import io.helidon.webserver.http.ServerRequest;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,8 +32,7 @@ final class RequestBody {
         }
     }
 
-    private RequestBody() {
-    }
+    private RequestBody() {}
 
     static Result read(ServerRequest req, int limit) {
         if (!req.content().hasEntity()) {
@@ -43,7 +41,8 @@ final class RequestBody {
         long declared = req.headers().contentLength().orElse(-1);
         if (declared > limit) {
             // A client waiting for "100 Continue" sends no body unless it is read; any other is sending it now.
-            boolean drained = !req.headers().contains(HeaderValues.EXPECT_100) && declared <= DRAIN_LIMIT_BYTES
+            boolean drained = !req.headers().contains(HeaderValues.EXPECT_100)
+                    && declared <= DRAIN_LIMIT_BYTES
                     && drain(req.content().inputStream(), DRAIN_LIMIT_BYTES);
             return Result.refused(OpenAiError.tooLarge(limit), !drained);
         }
@@ -53,8 +52,7 @@ final class RequestBody {
         try {
             for (int n; (n = in.read(buffer)) >= 0; ) {
                 if (body.size() + n > limit) {
-                    return Result.refused(OpenAiError.tooLarge(limit),
-                            !drain(in, DRAIN_LIMIT_BYTES - body.size() - n));
+                    return Result.refused(OpenAiError.tooLarge(limit), !drain(in, DRAIN_LIMIT_BYTES - body.size() - n));
                 }
                 body.write(buffer, 0, n);
             }

@@ -17,7 +17,6 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.HashSet;
@@ -26,8 +25,9 @@ import java.util.function.Supplier;
 
 /** The router's own metrics, served on its {@code /metrics}. */
 public final class RouterMetrics {
-    private static final double[] LATENCY_BOUNDS = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-            0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+    private static final double[] LATENCY_BOUNDS = {
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300
+    };
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final Counter picks;
@@ -39,36 +39,54 @@ public final class RouterMetrics {
     private final Histogram requestLatency;
 
     public RouterMetrics() {
-        picks = Counter.builder().name("patchbay_router_picks_total")
+        picks = Counter.builder()
+                .name("patchbay_router_picks_total")
                 .help("Requests each endpoint took (through Envoy: the endpoint the data plane reports served it)")
-                .labelNames("endpoint").register(registry);
-        placements = Counter.builder().name("patchbay_router_adapter_placement_total")
-                .help("Where the chosen endpoint held the request's adapter when picked: in_slot, loading "
-                        + "(requests for it wait there for its load), in_host, neither (base_model for base-model requests)")
-                .labelNames("placement").register(registry);
-        scrapeFailures = Counter.builder().name("patchbay_router_scrape_failures_total")
+                .labelNames("endpoint")
+                .register(registry);
+        placements = Counter.builder()
+                .name("patchbay_router_adapter_placement_total")
+                .help(
+                        "Where the chosen endpoint held the request's adapter when picked: in_slot, loading "
+                                + "(requests for it wait there for its load), in_host, neither (base_model for base-model requests)")
+                .labelNames("placement")
+                .register(registry);
+        scrapeFailures = Counter.builder()
+                .name("patchbay_router_scrape_failures_total")
                 .help("Failed metrics scrapes per endpoint, by reason: unreachable, timeout, http_status, malformed, "
                         + "missing_family (a family the scorers need is not on the page), invalid_value (NaN, infinite "
                         + "or negative), error")
-                .labelNames("endpoint", "reason").register(registry);
-        staleDataPicks = Counter.builder().name("patchbay_router_stale_data_picks_total")
+                .labelNames("endpoint", "reason")
+                .register(registry);
+        staleDataPicks = Counter.builder()
+                .name("patchbay_router_stale_data_picks_total")
                 .help("Requests sent on stale data: no endpoint's data was within the staleness bound, so the "
                         + "freshest last good data within the max-staleness bound stood in")
                 .register(registry);
-        responses = Counter.builder().name("patchbay_router_responses_total")
-                .help("Responses by HTTP status").labelNames("code").register(registry);
-        pickLatency = Histogram.builder().name("patchbay_router_pick_seconds")
+        responses = Counter.builder()
+                .name("patchbay_router_responses_total")
+                .help("Responses by HTTP status")
+                .labelNames("code")
+                .register(registry);
+        pickLatency = Histogram.builder()
+                .name("patchbay_router_pick_seconds")
                 .help("Time from request arrival to the chosen endpoint (body parsing and picking)")
-                .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
-        requestLatency = Histogram.builder().name("patchbay_router_proxy_latency_seconds")
+                .classicOnly()
+                .classicUpperBounds(LATENCY_BOUNDS)
+                .register(registry);
+        requestLatency = Histogram.builder()
+                .name("patchbay_router_proxy_latency_seconds")
                 .help("Time from request arrival to the last byte of the response sent")
-                .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
+                .classicOnly()
+                .classicUpperBounds(LATENCY_BOUNDS)
+                .register(registry);
     }
 
     /** Registers the per-endpoint gauges that read the pool's state at scrape time. */
     public void watch(EndpointPool pool) {
         Supplier<Iterable<EndpointStatus>> statuses = pool::statuses;
-        GaugeWithCallback.builder().name("patchbay_router_endpoint_data_age_seconds")
+        GaugeWithCallback.builder()
+                .name("patchbay_router_endpoint_data_age_seconds")
                 .help("Seconds since the endpoint's last good metrics scrape (+Inf before the first)")
                 .labelNames("endpoint")
                 .callback(cb -> {
@@ -76,8 +94,10 @@ public final class RouterMetrics {
                     for (EndpointStatus s : statuses.get()) {
                         cb.call(s.ageSeconds(now), s.endpoint().address());
                     }
-                }).register(registry);
-        GaugeWithCallback.builder().name("patchbay_router_endpoint_ready")
+                })
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("patchbay_router_endpoint_ready")
                 .help("1 when the endpoint may get new requests")
                 .labelNames("endpoint")
                 .callback(cb -> {
@@ -86,50 +106,66 @@ public final class RouterMetrics {
                         ready.add(state.endpoint());
                     }
                     for (EndpointStatus s : statuses.get()) {
-                        cb.call(ready.contains(s.endpoint()) ? 1 : 0, s.endpoint().address());
+                        cb.call(
+                                ready.contains(s.endpoint()) ? 1 : 0,
+                                s.endpoint().address());
                     }
-                }).register(registry);
-        GaugeWithCallback.builder().name("patchbay_router_endpoint_served_models")
+                })
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("patchbay_router_endpoint_served_models")
                 .help("Models (base models and adapters) the endpoint lists on /v1/models, as last fetched; 0 while "
                         + "the router has no list from it, when it may get requests for any model")
                 .labelNames("endpoint")
-                .callback(cb -> pool.servedModels().forEach(
-                        (endpoint, list) -> cb.call(list.models().size(), endpoint.address())))
+                .callback(cb -> pool.servedModels()
+                        .forEach((endpoint, list) -> cb.call(list.models().size(), endpoint.address())))
                 .register(registry);
-        GaugeWithCallback.builder().name("patchbay_router_endpoint_prompt_tokens_in_flight")
+        GaugeWithCallback.builder()
+                .name("patchbay_router_endpoint_prompt_tokens_in_flight")
                 .help("Estimated prompt tokens of requests sent to the endpoint with no byte of answer yet")
                 .labelNames("endpoint")
                 .callback(cb -> {
                     for (EndpointStatus s : statuses.get()) {
-                        cb.call(pool.promptTokensInFlight(s.endpoint()), s.endpoint().address());
+                        cb.call(
+                                pool.promptTokensInFlight(s.endpoint()),
+                                s.endpoint().address());
                     }
-                }).register(registry);
+                })
+                .register(registry);
     }
 
     /** Registers the gauge of adapter requests waiting in the router for a slot (flow control's slot wait). */
     public void watch(RequestLifecycle lifecycle) {
-        GaugeWithCallback.builder().name("patchbay_router_requests_waiting_for_slot")
+        GaugeWithCallback.builder()
+                .name("patchbay_router_requests_waiting_for_slot")
                 .help("Adapter requests held in the router because no endpoint has a batch slot for their adapter")
-                .callback(cb -> cb.call(lifecycle.waitingForSlot())).register(registry);
-        CounterWithCallback.builder().name("patchbay_router_slot_waits_total")
+                .callback(cb -> cb.call(lifecycle.waitingForSlot()))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("patchbay_router_slot_waits_total")
                 .help("Adapter requests that waited in the router for a batch slot")
-                .callback(cb -> cb.call(lifecycle.waitedForSlot())).register(registry);
+                .callback(cb -> cb.call(lifecycle.waitedForSlot()))
+                .register(registry);
     }
 
     /** Registers the lora-spread filter's drains: the slot moves the router decides on. */
     public void watch(LoraSpreadFilter spread) {
-        CounterWithCallback.builder().name("patchbay_router_lora_drains_started_total")
+        CounterWithCallback.builder()
+                .name("patchbay_router_lora_drains_started_total")
                 .help("Drains started: an endpoint stops getting one slot adapter's requests so that its slot "
                         + "frees for a hot or stuck adapter")
-                .callback(cb -> cb.call(spread.drainsStarted())).register(registry);
-        GaugeWithCallback.builder().name("patchbay_router_lora_drain")
+                .callback(cb -> cb.call(spread.drainsStarted()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("patchbay_router_lora_drain")
                 .help("1 per drain in progress: adapter is no longer sent to endpoint, to free its slot for_adapter")
                 .labelNames("endpoint", "adapter", "for_adapter")
                 .callback(cb -> {
                     for (LoraSpreadFilter.DrainView d : spread.drainsInProgress()) {
                         cb.call(1, d.endpoint().address(), d.adapter(), d.forAdapter());
                     }
-                }).register(registry);
+                })
+                .register(registry);
     }
 
     /**
@@ -143,13 +179,15 @@ public final class RouterMetrics {
             staleDataPicks.inc();
         }
         LoraPlacement placement = request.baseModel() ? null : LoraPlacement.of(target.metrics(), request.model());
-        String label = placement == null ? "base_model" : switch (placement) {
-            case IN_SLOT -> "in_slot";
-            case LOADING -> "loading";
-            case QUEUED -> "queued";
-            case IN_HOST -> "in_host";
-            default -> "neither";
-        };
+        String label = placement == null
+                ? "base_model"
+                : switch (placement) {
+                    case IN_SLOT -> "in_slot";
+                    case LOADING -> "loading";
+                    case QUEUED -> "queued";
+                    case IN_HOST -> "in_host";
+                    default -> "neither";
+                };
         placements.labelValues(label).inc();
     }
 

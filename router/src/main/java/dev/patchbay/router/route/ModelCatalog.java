@@ -6,7 +6,6 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.ServedModels;
 import dev.patchbay.router.scrape.EndpointMetrics;
-
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -31,7 +30,11 @@ import java.util.function.Predicate;
  * Rewrite sources are resolved before this is asked.
  */
 public final class ModelCatalog {
-    public enum Kind { BASE_MODEL, ADAPTER, UNKNOWN }
+    public enum Kind {
+        BASE_MODEL,
+        ADAPTER,
+        UNKNOWN
+    }
 
     private final Set<String> baseModels;
     private final Set<String> adapters;
@@ -112,8 +115,10 @@ public final class ModelCatalog {
     }
 
     private static boolean mentions(EndpointMetrics m, String adapter) {
-        return m.residency().containsKey(adapter) || m.activeAdapters().contains(adapter)
-                || m.waitingAdapters().contains(adapter) || m.adapterRunning().containsKey(adapter)
+        return m.residency().containsKey(adapter)
+                || m.activeAdapters().contains(adapter)
+                || m.waitingAdapters().contains(adapter)
+                || m.adapterRunning().containsKey(adapter)
                 || m.adapterWaiting().containsKey(adapter);
     }
 }

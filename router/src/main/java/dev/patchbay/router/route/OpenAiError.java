@@ -1,8 +1,8 @@
 package dev.patchbay.router.route;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.core.JsonProcessingException;
 
 /** An error answered by the router itself, in OpenAI's shape {"error":{message,type,param,code}}. */
 public record OpenAiError(int status, String message, String type, String param, String code) {
@@ -17,8 +17,12 @@ public record OpenAiError(int status, String message, String type, String param,
     }
 
     public static OpenAiError shed() {
-        return new OpenAiError(429, "every model server is saturated and the request is sheddable",
-                "rate_limit_error", null, "pool_saturated");
+        return new OpenAiError(
+                429,
+                "every model server is saturated and the request is sheddable",
+                "rate_limit_error",
+                null,
+                "pool_saturated");
     }
 
     public static OpenAiError badGateway(String message) {
@@ -26,8 +30,12 @@ public record OpenAiError(int status, String message, String type, String param,
     }
 
     public static OpenAiError tooLarge(long limitBytes) {
-        return new OpenAiError(413, "the request body is larger than " + limitBytes + " bytes",
-                "invalid_request_error", null, "body_too_large");
+        return new OpenAiError(
+                413,
+                "the request body is larger than " + limitBytes + " bytes",
+                "invalid_request_error",
+                null,
+                "body_too_large");
     }
 
     /** A body that ended before its declared length, or whose chunked framing is broken. */
@@ -37,8 +45,8 @@ public record OpenAiError(int status, String message, String type, String param,
 
     /** A path (or method) the router does not serve; OpenAI's own wording for one. */
     public static OpenAiError unknownUrl(String method, String path) {
-        return new OpenAiError(404, "Invalid URL (" + method + " " + path + ")", "invalid_request_error", null,
-                "unknown_url");
+        return new OpenAiError(
+                404, "Invalid URL (" + method + " " + path + ")", "invalid_request_error", null, "unknown_url");
     }
 
     /**

@@ -15,8 +15,7 @@ public final class PromptSize {
     /** Role markers and template text around each chat message. */
     static final int TOKENS_PER_MESSAGE = 4;
 
-    private PromptSize() {
-    }
+    private PromptSize() {}
 
     /** At least 1 for any request, as every prompt costs a prefill. */
     public static long estimateTokens(JsonNode body) {

@@ -18,7 +18,6 @@ import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.Send;
 import dev.patchbay.router.pool.ServedModels;
-
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -61,14 +60,14 @@ public final class RequestLifecycle {
     public static final Predicate<Endpoint> ANY_ENDPOINT = endpoint -> true;
     /** How long past its longest wait a request waits for a release that a stuck scrape round withholds. */
     private static final long RELEASE_GRACE_NANOS = 1_000_000_000L;
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * A request the router will route: what the picker is asked, the body to forward (the original, or re-serialised
      * after a model rewrite), and the prompt's estimated size ({@link PromptSize}; 0 without a body).
      */
-    public record Admitted(PickRequest request, byte[] body, boolean rewritten, long promptTokens) {
-    }
+    public record Admitted(PickRequest request, byte[] body, boolean rewritten, long promptTokens) {}
 
     private final EndpointPool pool;
     private final EndpointPicker picker;
@@ -81,18 +80,33 @@ public final class RequestLifecycle {
 
     /** The router's: its configuration's rewrites, catalog, objectives and flow control. */
     public RequestLifecycle(EndpointPool pool, EndpointPicker picker, RouterConfig config, ModelRewriter rewriter) {
-        this(pool, picker, config.effectiveFlowControl(), rewriter, new ModelCatalog(config, rewriter),
+        this(
+                pool,
+                picker,
+                config.effectiveFlowControl(),
+                rewriter,
+                new ModelCatalog(config, rewriter),
                 config.objectives());
     }
 
     /** Requests built as {@link Admitted} directly (the fleet simulator's), with {@code flowControl}. */
     public RequestLifecycle(EndpointPool pool, EndpointPicker picker, FlowControl flowControl) {
-        this(pool, picker, flowControl, ModelRewriter.NONE, new ModelCatalog(RouterConfig.DEFAULT, ModelRewriter.NONE),
+        this(
+                pool,
+                picker,
+                flowControl,
+                ModelRewriter.NONE,
+                new ModelCatalog(RouterConfig.DEFAULT, ModelRewriter.NONE),
                 Map.of());
     }
 
-    private RequestLifecycle(EndpointPool pool, EndpointPicker picker, FlowControl flowControl, ModelRewriter rewriter,
-                             ModelCatalog catalog, Map<String, Integer> objectives) {
+    private RequestLifecycle(
+            EndpointPool pool,
+            EndpointPicker picker,
+            FlowControl flowControl,
+            ModelRewriter rewriter,
+            ModelCatalog catalog,
+            Map<String, Integer> objectives) {
         this.pool = pool;
         this.picker = picker;
         this.flowControl = flowControl;
@@ -153,11 +167,13 @@ public final class RequestLifecycle {
         Map<Endpoint, ServedModels> lists = pool.servedModels();
         ModelCatalog.Kind kind = catalog.classify(model, pool.statuses(), lists.values());
         if (kind == ModelCatalog.Kind.UNKNOWN) {
-            return Admission.refused(OpenAiError.badRequest("the model '" + model + "' does not exist", "model",
-                    "model_not_found"));
+            return Admission.refused(
+                    OpenAiError.badRequest("the model '" + model + "' does not exist", "model", "model_not_found"));
         }
         PickRequest request = new PickRequest(model, kind == ModelCatalog.Kind.BASE_MODEL, isSheddable(header));
-        return new Admission(null, new Admitted(request, forwarded, forwarded != body, PromptSize.estimateTokens(json)),
+        return new Admission(
+                null,
+                new Admitted(request, forwarded, forwarded != body, PromptSize.estimateTokens(json)),
                 catalog.servedBy(model, lists));
     }
 
@@ -226,8 +242,8 @@ public final class RequestLifecycle {
     }
 
     /** The pick stands: the send recorded against its first endpoint, the profile's hooks told, the face told. */
-    private void dispatch(Admitted admitted, EndpointPool.Candidates candidates, PickResult pick,
-                          Consumer<RouteDecision> onDecided) {
+    private void dispatch(
+            Admitted admitted, EndpointPool.Candidates candidates, PickResult pick, Consumer<RouteDecision> onDecided) {
         PickRequest request = admitted.request();
         if (pick.outcome() == PickResult.Outcome.NO_ENDPOINT) {
             onDecided.accept(RouteDecision.refuse(OpenAiError.noEndpoint("no model server is ready"), request));
@@ -236,8 +252,15 @@ public final class RequestLifecycle {
         EndpointState target = pick.best();
         Send send = pool.sent(target.endpoint(), request.baseModel() ? null : request.model(), admitted.promptTokens());
         picker.preRequest(new Dispatched(request, candidates.states(), target, send));
-        onDecided.accept(new RouteDecision(null, request, admitted.body(), admitted.rewritten(), pick.ranked(),
-                admitted.promptTokens(), candidates.stale(), send));
+        onDecided.accept(new RouteDecision(
+                null,
+                request,
+                admitted.body(),
+                admitted.rewritten(),
+                pick.ranked(),
+                admitted.promptTokens(),
+                candidates.stale(),
+                send));
     }
 
     private record Dispatched(PickRequest request, List<EndpointState> candidates, EndpointState target, Send send)
@@ -312,8 +335,7 @@ public final class RequestLifecycle {
         }
     }
 
-    private record RepickKey(PickRequest request, Predicate<Endpoint> eligible) {
-    }
+    private record RepickKey(PickRequest request, Predicate<Endpoint> eligible) {}
 
     /** One request waiting in {@link #slotWait}. */
     private final class Waiter implements SlotWaitQueue.Waiter {
@@ -322,8 +344,11 @@ public final class RequestLifecycle {
         private final Consumer<RouteDecision> onDecided;
         private EndpointPool.Candidates candidates; // the last pick's; read and written under the queue's lock
 
-        Waiter(Admitted admitted, Predicate<Endpoint> eligible, Consumer<RouteDecision> onDecided,
-               EndpointPool.Candidates candidates) {
+        Waiter(
+                Admitted admitted,
+                Predicate<Endpoint> eligible,
+                Consumer<RouteDecision> onDecided,
+                EndpointPool.Candidates candidates) {
             this.admitted = admitted;
             this.eligible = eligible;
             this.onDecided = onDecided;
@@ -349,7 +374,9 @@ public final class RequestLifecycle {
     }
 
     private boolean isSheddable(Function<String, Optional<String>> header) {
-        if (header.apply(SHEDDABLE_HEADER).map(v -> v.trim().equalsIgnoreCase("true")).orElse(false)) {
+        if (header.apply(SHEDDABLE_HEADER)
+                .map(v -> v.trim().equalsIgnoreCase("true"))
+                .orElse(false)) {
             return true;
         }
         return header.apply(OBJECTIVE_HEADER)

@@ -3,7 +3,6 @@ package dev.patchbay.router.route;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.Send;
-
 import java.util.List;
 
 /**
@@ -21,8 +20,15 @@ import java.util.List;
  * @param send      the send to the first of {@code ranked}, recorded when the decision was made; null when refused.
  *                  The face ends it, or moves it where it sends instead ({@link Send#movedTo})
  */
-public record RouteDecision(OpenAiError error, PickRequest request, byte[] body, boolean rewritten,
-                            List<EndpointState> ranked, long promptTokens, boolean staleData, Send send) {
+public record RouteDecision(
+        OpenAiError error,
+        PickRequest request,
+        byte[] body,
+        boolean rewritten,
+        List<EndpointState> ranked,
+        long promptTokens,
+        boolean staleData,
+        Send send) {
     public RouteDecision {
         ranked = List.copyOf(ranked);
     }

@@ -116,8 +116,8 @@ public final class EndpointMetrics {
      * @param turningSlots slots expected to free soon: free ones, and unpinned ones whose adapter has at most
      *                     {@value #TURNING_SLOT_REQUESTS} requests running or waiting
      */
-    public record Placements(AdapterIds table, LoraPlacement[] byId, LoraPlacement unnamed, int slotQueued,
-                             int turningSlots) {
+    public record Placements(
+            AdapterIds table, LoraPlacement[] byId, LoraPlacement unnamed, int slotQueued, int turningSlots) {
         private static final LoraPlacement[] NONE = new LoraPlacement[0];
         /**
          * A slot whose adapter has more requests than this in flight is not expected to free soon
@@ -132,14 +132,23 @@ public final class EndpointMetrics {
 
         static Placements of(PageMetrics page, AdapterIds table) {
             return page.hasResidencyFamilies()
-                    ? compute(table, page.residency(), page.adapterRunning(), page.adapterWaiting(), page.gpuSlots(),
-                    page.gpuSlotsUsed())
+                    ? compute(
+                            table,
+                            page.residency(),
+                            page.adapterRunning(),
+                            page.adapterWaiting(),
+                            page.gpuSlots(),
+                            page.gpuSlotsUsed())
                     : none(table);
         }
 
-        private static Placements compute(AdapterIds table, Map<String, AdapterResidency> residency,
-                                          Map<String, Integer> running, Map<String, Integer> waiting, int slots,
-                                          int slotsUsed) {
+        private static Placements compute(
+                AdapterIds table,
+                Map<String, AdapterResidency> residency,
+                Map<String, Integer> running,
+                Map<String, Integer> waiting,
+                int slots,
+                int slotsUsed) {
             int claimed = 0, turning = Math.max(0, slots - slotsUsed);
             for (var entry : residency.entrySet()) {
                 if (!entry.getValue().inSlot()) {
@@ -173,8 +182,8 @@ public final class EndpointMetrics {
             for (String adapter : named) {
                 int id = table.of(adapter);
                 ids[i] = id;
-                placements[i++] = LoraPlacement.fromResidency(residency.get(adapter), waiting.getOrDefault(adapter, 0),
-                        freeSlot, spareSlot, queueFits);
+                placements[i++] = LoraPlacement.fromResidency(
+                        residency.get(adapter), waiting.getOrDefault(adapter, 0), freeSlot, spareSlot, queueFits);
                 bound = Math.max(bound, id + 1);
             }
             LoraPlacement unnamed = LoraPlacement.fromResidency(null, 0, freeSlot, spareSlot, queueFits);
@@ -216,7 +225,8 @@ public final class EndpointMetrics {
                     continue;
                 }
                 inSlots.add(entry.getKey());
-                if (!r.pinned() && page.adapterRunning().getOrDefault(entry.getKey(), 0) == 0
+                if (!r.pinned()
+                        && page.adapterRunning().getOrDefault(entry.getKey(), 0) == 0
                         && page.adapterWaiting().getOrDefault(entry.getKey(), 0) == 0) {
                     idleEvictable = true;
                 }
@@ -312,14 +322,45 @@ public final class EndpointMetrics {
         private AdapterIds table = AdapterIds.UNPOOLED;
 
         /** The id table of the pool these metrics are for ({@link AdapterIds#UNPOOLED} by default). */
-        public Builder ids(AdapterIds ids) { table = ids; return this; }
-        public Builder modelName(String name) { modelName = name; return this; }
-        public Builder waitingRequests(int n) { waitingRequests = n; return this; }
-        public Builder runningRequests(int n) { runningRequests = n; return this; }
-        public Builder kvCacheUsage(double usage) { kvCacheUsage = usage; return this; }
-        public Builder activeAdapters(Set<String> names) { activeAdapters.addAll(names); return this; }
-        public Builder waitingAdapters(Set<String> names) { waitingAdapters.addAll(names); return this; }
-        public Builder maxLora(int n) { maxLora = n; return this; }
+        public Builder ids(AdapterIds ids) {
+            table = ids;
+            return this;
+        }
+
+        public Builder modelName(String name) {
+            modelName = name;
+            return this;
+        }
+
+        public Builder waitingRequests(int n) {
+            waitingRequests = n;
+            return this;
+        }
+
+        public Builder runningRequests(int n) {
+            runningRequests = n;
+            return this;
+        }
+
+        public Builder kvCacheUsage(double usage) {
+            kvCacheUsage = usage;
+            return this;
+        }
+
+        public Builder activeAdapters(Set<String> names) {
+            activeAdapters.addAll(names);
+            return this;
+        }
+
+        public Builder waitingAdapters(Set<String> names) {
+            waitingAdapters.addAll(names);
+            return this;
+        }
+
+        public Builder maxLora(int n) {
+            maxLora = n;
+            return this;
+        }
 
         /** Marks the new families present and sets the slot counts. */
         public Builder slots(int capacity, int used) {
@@ -329,7 +370,10 @@ public final class EndpointMetrics {
             return this;
         }
 
-        public Builder hasResidencyFamilies(boolean present) { hasResidencyFamilies = present; return this; }
+        public Builder hasResidencyFamilies(boolean present) {
+            hasResidencyFamilies = present;
+            return this;
+        }
 
         public Builder adapterRunning(String adapter, int n) {
             hasResidencyFamilies = true;
@@ -350,9 +394,22 @@ public final class EndpointMetrics {
         }
 
         public EndpointMetrics build() {
-            return new EndpointMetrics(new PageMetrics(modelName, waitingRequests, runningRequests, kvCacheUsage,
-                    activeAdapters, waitingAdapters, maxLora, hasResidencyFamilies,
-                    adapterRunning, adapterWaiting, residency, gpuSlots, gpuSlotsUsed), table);
+            return new EndpointMetrics(
+                    new PageMetrics(
+                            modelName,
+                            waitingRequests,
+                            runningRequests,
+                            kvCacheUsage,
+                            activeAdapters,
+                            waitingAdapters,
+                            maxLora,
+                            hasResidencyFamilies,
+                            adapterRunning,
+                            adapterWaiting,
+                            residency,
+                            gpuSlots,
+                            gpuSlotsUsed),
+                    table);
         }
     }
 }

@@ -4,7 +4,6 @@ import dev.patchbay.router.prom.MalformedPageException;
 import dev.patchbay.router.prom.MetricsPage;
 import dev.patchbay.router.prom.PrometheusTextParser;
 import dev.patchbay.router.prom.Sample;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -36,7 +35,8 @@ public final class EndpointMetricsReader {
      * {@link MetricFamilies#KV_USAGE_OLD}), each value finite and not negative. Read as zeros, a page without them
      * would make a server of unknown load look idle and draw traffic to it.
      */
-    public EndpointMetrics readRoutable(String page, AdapterIds ids) throws MalformedPageException, UnusablePageException {
+    public EndpointMetrics readRoutable(String page, AdapterIds ids)
+            throws MalformedPageException, UnusablePageException {
         MetricsPage parsed = parser.parse(page);
         checkLoad(parsed);
         return read(parsed, ids);
@@ -52,12 +52,13 @@ public final class EndpointMetricsReader {
     private static void checkFamily(MetricsPage page, String family, String described) throws UnusablePageException {
         List<Sample> samples = page.samples(family);
         if (samples.isEmpty()) {
-            throw new UnusablePageException(UnusablePageException.Problem.MISSING_FAMILY,
-                    "the page has no sample of " + described);
+            throw new UnusablePageException(
+                    UnusablePageException.Problem.MISSING_FAMILY, "the page has no sample of " + described);
         }
         for (Sample s : samples) {
             if (!Double.isFinite(s.value()) || s.value() < 0) {
-                throw new UnusablePageException(UnusablePageException.Problem.INVALID_VALUE,
+                throw new UnusablePageException(
+                        UnusablePageException.Problem.INVALID_VALUE,
                         family + " is " + s.value() + ", not a finite number >= 0");
             }
         }
@@ -175,8 +176,8 @@ public final class EndpointMetricsReader {
                 continue;
             }
             boolean inSlot = s.label("level").equals("gpu");
-            AdapterResidency here = new AdapterResidency(inSlot,
-                    s.label("pinned").equalsIgnoreCase("true"), parseCount(s.label("rank")));
+            AdapterResidency here = new AdapterResidency(
+                    inSlot, s.label("pinned").equalsIgnoreCase("true"), parseCount(s.label("rank")));
             // An adapter listed at both tiers counts at the faster one.
             residency.merge(adapter, here, (a, b) -> a.inSlot() ? a : b);
         }

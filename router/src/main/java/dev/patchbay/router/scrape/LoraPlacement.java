@@ -45,8 +45,8 @@ public enum LoraPlacement {
      * at all (free, or held by an idle unpinned adapter no queued adapter takes first), and whether every adapter
      * queued for a slot, this one among them, can have one.
      */
-    static LoraPlacement fromResidency(AdapterResidency here, int waiting, boolean freeSlot, boolean spareSlot,
-                                       boolean queueFits) {
+    static LoraPlacement fromResidency(
+            AdapterResidency here, int waiting, boolean freeSlot, boolean spareSlot, boolean queueFits) {
         if (here != null && here.inSlot()) {
             return IN_SLOT;
         }

@@ -13,6 +13,7 @@ public final class MetricFamilies {
     public static final String KV_USAGE = "vllm:kv_cache_usage_perc";
     /** vLLM's name for KV usage before it was renamed; still served by older versions. */
     public static final String KV_USAGE_OLD = "vllm:gpu_cache_usage_perc";
+
     public static final String LORA_INFO = "vllm:lora_requests_info";
     public static final String LORA_RUNNING = "vllm:num_lora_requests_running";
     public static final String LORA_WAITING = "vllm:num_lora_requests_waiting";
@@ -20,8 +21,17 @@ public final class MetricFamilies {
     public static final String MAX_GPU_LORAS = "vllm:max_gpu_lora_adapters";
     public static final String GPU_LORAS_LOADED = "vllm:num_gpu_loaded_lora_adapters";
 
-    public static final List<String> ALL = List.of(WAITING, RUNNING, KV_USAGE, KV_USAGE_OLD, LORA_INFO,
-            LORA_RUNNING, LORA_WAITING, LORA_LOADED, MAX_GPU_LORAS, GPU_LORAS_LOADED);
+    public static final List<String> ALL = List.of(
+            WAITING,
+            RUNNING,
+            KV_USAGE,
+            KV_USAGE_OLD,
+            LORA_INFO,
+            LORA_RUNNING,
+            LORA_WAITING,
+            LORA_LOADED,
+            MAX_GPU_LORAS,
+            GPU_LORAS_LOADED);
 
     public static final Set<String> ALL_SET = Set.copyOf(ALL);
 
@@ -31,6 +41,5 @@ public final class MetricFamilies {
                     + URLEncoder.encode(name, StandardCharsets.UTF_8))
             .collect(Collectors.joining("&"));
 
-    private MetricFamilies() {
-    }
+    private MetricFamilies() {}
 }

@@ -70,14 +70,25 @@ public record PageMetrics(
             AdapterResidency here = residency.get(adapter);
             if ((here == null || !here.inSlot()) && gpuSlotsUsed < gpuSlots) {
                 resident = new HashMap<>(residency);
-                resident.put(adapter, new AdapterResidency(true, here != null && here.pinned(),
-                        here == null ? 0 : here.rank()));
+                resident.put(
+                        adapter,
+                        new AdapterResidency(true, here != null && here.pinned(), here == null ? 0 : here.rank()));
                 slotsUsed++;
             }
         }
-        return new PageMetrics(modelName, waitingRequests + (running ? 0 : 1), runningRequests + (running ? 1 : 0),
-                kvCacheUsage, running ? names : activeAdapters, running ? waitingAdapters : names, maxLora,
-                hasResidencyFamilies, running ? counts : adapterRunning, running ? adapterWaiting : counts, resident,
-                gpuSlots, slotsUsed);
+        return new PageMetrics(
+                modelName,
+                waitingRequests + (running ? 0 : 1),
+                runningRequests + (running ? 1 : 0),
+                kvCacheUsage,
+                running ? names : activeAdapters,
+                running ? waitingAdapters : names,
+                maxLora,
+                hasResidencyFamilies,
+                running ? counts : adapterRunning,
+                running ? adapterWaiting : counts,
+                resident,
+                gpuSlots,
+                slotsUsed);
     }
 }

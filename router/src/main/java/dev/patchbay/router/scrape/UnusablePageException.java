@@ -6,7 +6,10 @@ package dev.patchbay.router.scrape;
  */
 public final class UnusablePageException extends Exception {
     /** What is wrong with the page. */
-    public enum Problem { MISSING_FAMILY, INVALID_VALUE }
+    public enum Problem {
+        MISSING_FAMILY,
+        INVALID_VALUE
+    }
 
     private final Problem problem;
 

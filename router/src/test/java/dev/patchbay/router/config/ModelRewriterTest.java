@@ -1,18 +1,18 @@
 package dev.patchbay.router.config;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class ModelRewriterTest {
-    private static final ModelRewrite ROLLOUT = new ModelRewrite("food-review", List.of(
-            new ModelRewrite.Target("food-review-1", 90), new ModelRewrite.Target("food-review-2", 10)));
+    private static final ModelRewrite ROLLOUT = new ModelRewrite(
+            "food-review",
+            List.of(new ModelRewrite.Target("food-review-1", 90), new ModelRewrite.Target("food-review-2", 10)));
 
     @Test
     void spreadsRequestsByWeight() {

@@ -1,18 +1,17 @@
 package dev.patchbay.router.config;
 
-import dev.patchbay.router.pick.EndpointPicker;
-import dev.patchbay.router.flow.FlowControl;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.patchbay.router.flow.FlowControl;
+import dev.patchbay.router.pick.EndpointPicker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RouterConfigTest {
     @Test
@@ -42,8 +41,13 @@ class RouterConfigTest {
     @Test
     void slotWaitIsOnWithThePatchbayProfileAndOffWithTheOthersUnlessSaid() throws Exception {
         assertThat(RouterConfig.parse("{}").effectiveFlowControl().slotWait()).isEqualTo(FlowControl.DEFAULT_SLOT_WAIT);
-        assertThat(RouterConfig.parse("{\"profile\": \"gie-lora\"}").effectiveFlowControl().slotWait()).isZero();
-        assertThat(RouterConfig.parse("{\"flowControl\": {\"slotWait\": \"0s\"}}").effectiveFlowControl().slotWait())
+        assertThat(RouterConfig.parse("{\"profile\": \"gie-lora\"}")
+                        .effectiveFlowControl()
+                        .slotWait())
+                .isZero();
+        assertThat(RouterConfig.parse("{\"flowControl\": {\"slotWait\": \"0s\"}}")
+                        .effectiveFlowControl()
+                        .slotWait())
                 .isZero();
         assertThatThrownBy(() -> RouterConfig.parse("{\"flowControl\": {\"slotWait\": \"-1s\"}}"))
                 .isInstanceOf(IOException.class);
@@ -53,12 +57,15 @@ class RouterConfigTest {
     void theServedModelsIntervalIsADurationWithAUnit() throws Exception {
         assertThat(RouterConfig.parse("{\"servedModelsInterval\": \"250ms\"}").servedModelsInterval())
                 .isEqualTo(Duration.ofMillis(250));
-        assertThat(RouterConfig.parse("{\"servedModelsInterval\": \"0s\"}").servedModelsInterval()).isZero();
+        assertThat(RouterConfig.parse("{\"servedModelsInterval\": \"0s\"}").servedModelsInterval())
+                .isZero();
         assertThat(RouterConfig.parse("{}").servedModelsInterval()).isNull();
         assertThatThrownBy(() -> RouterConfig.parse("{\"servedModelsInterval\": \"5\"}"))
-                .isInstanceOf(IOException.class).hasMessageContaining("'5' has no unit");
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("'5' has no unit");
         assertThatThrownBy(() -> RouterConfig.parse("{\"servedModelsInterval\": 5}"))
-                .isInstanceOf(IOException.class).hasMessageContaining("duration with a unit");
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("duration with a unit");
     }
 
     @Test
@@ -71,12 +78,15 @@ class RouterConfigTest {
 
     @Test
     void mistakesAreReportedClearly() {
-        assertThatThrownBy(() -> RouterConfig.parse("{\"profil\": \"x\"}")).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> RouterConfig.parse("{\"profil\": \"x\"}"))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("profil");
-        assertThatThrownBy(() -> RouterConfig.parse("{\"profile\": \"fastest\"}")).hasMessageContaining("unknown profile");
+        assertThatThrownBy(() -> RouterConfig.parse("{\"profile\": \"fastest\"}"))
+                .hasMessageContaining("unknown profile");
         // A profile is changed in its profile file, not here.
         assertThatThrownBy(() -> RouterConfig.parse("{\"weights\": {\"queue\": 2}}"))
-                .isInstanceOf(IOException.class).hasMessageContaining("weights");
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("weights");
     }
 
     @Test
@@ -95,8 +105,12 @@ class RouterConfigTest {
     private static String profiles(String... names) {
         StringBuilder profiles = new StringBuilder();
         for (String name : names) {
-            profiles.append(profiles.isEmpty() ? "" : ", ").append("{\"name\": \"").append(name).append("\", \"plugins\": ["
-                    + "{\"pluginRef\": \"queue-scorer\", \"weight\": 2}, {\"pluginRef\": \"kv-cache-scorer\"}]}");
+            profiles.append(profiles.isEmpty() ? "" : ", ")
+                    .append("{\"name\": \"")
+                    .append(name)
+                    .append(
+                            "\", \"plugins\": ["
+                                    + "{\"pluginRef\": \"queue-scorer\", \"weight\": 2}, {\"pluginRef\": \"kv-cache-scorer\"}]}");
         }
         return """
                 {"apiVersion": "inference.networking.x-k8s.io/v1alpha1", "kind": "EndpointPickerConfig",
@@ -113,12 +127,16 @@ class RouterConfigTest {
         Files.writeString(file, "{\"profileFile\": \"profiles/mine.json\"}");
         RouterConfig config = RouterConfig.read(file);
         assertThat(config.profile()).isEqualTo("mine");
-        assertThat(config.profileFile().source()).isEqualTo(dir.resolve("profiles/mine.json").toString());
+        assertThat(config.profileFile().source())
+                .isEqualTo(dir.resolve("profiles/mine.json").toString());
         EndpointPicker picker = config.createPicker(new Random(1));
         assertThat(picker.name()).isEqualTo("mine");
-        assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
+        assertThat(picker.scorers())
+                .extracting(w -> w.scorer().name() + "=" + w.weight())
                 .containsExactly("queue=2.0", "kv-cache=1.0");
-        assertThat(config.createPicker(new Random(1))).as("a new picker each time").isNotSameAs(picker);
+        assertThat(config.createPicker(new Random(1)))
+                .as("a new picker each time")
+                .isNotSameAs(picker);
     }
 
     @Test
@@ -127,11 +145,16 @@ class RouterConfigTest {
         Files.writeString(profiles, profiles("a", "b"));
         String file = profiles.toString().replace("\\", "\\\\");
         assertThatThrownBy(() -> RouterConfig.parse("{\"profileFile\": \"" + file + "\"}"))
-                .hasMessageContaining("profile file " + profiles + " defines several profiles (a, b): name one in \"profile\"");
+                .hasMessageContaining(
+                        "profile file " + profiles + " defines several profiles (a, b): name one in \"profile\"");
         assertThat(RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"b\"}")
-                .createPicker(new Random(1)).name()).isEqualTo("b");
+                        .createPicker(new Random(1))
+                        .name())
+                .isEqualTo("b");
         assertThat(RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"gie-lora\"}")
-                .createPicker(new Random(1)).scorers()).hasSize(3);
+                        .createPicker(new Random(1))
+                        .scorers())
+                .hasSize(3);
         assertThatThrownBy(() -> RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"c\"}"))
                 .hasMessageContaining("unknown profile 'c'; known: round-robin, least-queue, gie-default, gie-lora, "
                         + "llmd-load-state, patchbay, a, b (built-in and from " + profiles + ")");
@@ -143,21 +166,27 @@ class RouterConfigTest {
         Files.writeString(profiles, profiles("patchbay"));
         Path file = dir.resolve("router.json");
         Files.writeString(file, "{\"profileFile\": \"profiles.json\"}");
-        assertThatThrownBy(() -> RouterConfig.read(file)).isInstanceOf(IOException.class)
-                .hasMessageContaining("profile file " + profiles + ": profile 'patchbay' has the name of a built-in profile");
+        assertThatThrownBy(() -> RouterConfig.read(file))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(
+                        "profile file " + profiles + ": profile 'patchbay' has the name of a built-in profile");
     }
 
     @Test
     void aBadProfileFileStopsTheConfigNamingBothFilesTheProfileAndTheEntry(@TempDir Path dir) throws Exception {
         Path profiles = dir.resolve("profiles.json");
-        Files.writeString(profiles, profiles("mine").replace("\"pluginRef\": \"kv-cache-scorer\"", "\"pluginRef\": \"kv-cach\""));
+        Files.writeString(
+                profiles, profiles("mine").replace("\"pluginRef\": \"kv-cache-scorer\"", "\"pluginRef\": \"kv-cach\""));
         Path file = dir.resolve("router.json");
         Files.writeString(file, "{\"profileFile\": \"profiles.json\"}");
-        assertThatThrownBy(() -> RouterConfig.read(file)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> RouterConfig.read(file))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("cannot read router config " + file)
-                .hasMessageContaining("profile file " + profiles + ": profile 'mine', pluginRef 'kv-cach': names no plugin");
+                .hasMessageContaining(
+                        "profile file " + profiles + ": profile 'mine', pluginRef 'kv-cach': names no plugin");
         Files.delete(profiles);
-        assertThatThrownBy(() -> RouterConfig.read(file)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> RouterConfig.read(file))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("cannot read profile file " + profiles);
     }
 }

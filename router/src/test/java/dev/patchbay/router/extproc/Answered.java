@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
 import io.envoyproxy.envoy.service.ext_proc.v3.CommonResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-
 import java.io.IOException;
 import java.util.List;
 
@@ -15,13 +14,15 @@ import java.util.List;
 final class Answered {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private Answered() {
-    }
+    private Answered() {}
 
     /** The common part of a request headers or request body answer. */
     static CommonResponse common(ProcessingResponse answer) {
-        assertThat(answer.hasRequestHeaders() || answer.hasRequestBody()).as("a request answer: " + answer).isTrue();
-        return answer.hasRequestHeaders() ? answer.getRequestHeaders().getResponse()
+        assertThat(answer.hasRequestHeaders() || answer.hasRequestBody())
+                .as("a request answer: " + answer)
+                .isTrue();
+        return answer.hasRequestHeaders()
+                ? answer.getRequestHeaders().getResponse()
                 : answer.getRequestBody().getResponse();
     }
 
@@ -31,9 +32,14 @@ final class Answered {
      */
     static String destination(ProcessingResponse answer) {
         String header = header(answer, PickerProtocol.DESTINATION_KEY);
-        String metadata = answer.getDynamicMetadata().getFieldsOrThrow(PickerProtocol.LB_NAMESPACE).getStructValue()
-                .getFieldsOrThrow(PickerProtocol.DESTINATION_KEY).getStringValue();
-        assertThat(header).as("the header and the metadata entry must not differ").isEqualTo(metadata);
+        String metadata = answer.getDynamicMetadata()
+                .getFieldsOrThrow(PickerProtocol.LB_NAMESPACE)
+                .getStructValue()
+                .getFieldsOrThrow(PickerProtocol.DESTINATION_KEY)
+                .getStringValue();
+        assertThat(header)
+                .as("the header and the metadata entry must not differ")
+                .isEqualTo(metadata);
         return header;
     }
 
@@ -45,19 +51,25 @@ final class Answered {
 
     static HeaderValueOption option(ProcessingResponse answer, String name) {
         List<HeaderValueOption> set = common(answer).getHeaderMutation().getSetHeadersList();
-        return set.stream().filter(o -> o.getHeader().getKey().equalsIgnoreCase(name)).findFirst().orElse(null);
+        return set.stream()
+                .filter(o -> o.getHeader().getKey().equalsIgnoreCase(name))
+                .findFirst()
+                .orElse(null);
     }
 
     /** The HTTP status of an immediate response. */
     static int status(ProcessingResponse answer) {
-        assertThat(answer.hasImmediateResponse()).as("an immediate response: " + answer).isTrue();
+        assertThat(answer.hasImmediateResponse())
+                .as("an immediate response: " + answer)
+                .isTrue();
         return answer.getImmediateResponse().getStatus().getCodeValue();
     }
 
     /** The OpenAI error body of an immediate response. */
     static JsonNode error(ProcessingResponse answer) throws IOException {
         status(answer);
-        return JSON.readTree(answer.getImmediateResponse().getBody().toByteArray()).get("error");
+        return JSON.readTree(answer.getImmediateResponse().getBody().toByteArray())
+                .get("error");
     }
 
     static JsonNode json(byte[] body) throws IOException {

@@ -13,7 +13,6 @@ import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProtocolConfiguration;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,8 +29,9 @@ import java.util.List;
  */
 record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) {
     /** The gateway's reference setup, response bodies included. */
-    static final EnvoyFrames FULL_DUPLEX = new EnvoyFrames(BodySendMode.FULL_DUPLEX_STREAMED,
-            BodySendMode.FULL_DUPLEX_STREAMED);
+    static final EnvoyFrames FULL_DUPLEX =
+            new EnvoyFrames(BodySendMode.FULL_DUPLEX_STREAMED, BodySendMode.FULL_DUPLEX_STREAMED);
+
     static final EnvoyFrames BUFFERED = new EnvoyFrames(BodySendMode.BUFFERED, BodySendMode.NONE);
     static final EnvoyFrames NO_PROTOCOL_CONFIG = new EnvoyFrames(null, null);
     static final List<EnvoyFrames> BOTH_MODES = List.of(FULL_DUPLEX, BUFFERED);
@@ -50,8 +50,8 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
         return headers("GET", path, true, -1);
     }
 
-    private ProcessingRequest headers(String method, String path, boolean endOfStream, int contentLength,
-                                      String... extra) {
+    private ProcessingRequest headers(
+            String method, String path, boolean endOfStream, int contentLength, String... extra) {
         HeaderMap.Builder map = HeaderMap.newBuilder()
                 .addHeaders(raw(":authority", "gateway.example:8080"))
                 .addHeaders(raw(":path", path))
@@ -70,14 +70,18 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
         ProcessingRequest.Builder request = ProcessingRequest.newBuilder()
                 .setRequestHeaders(HttpHeaders.newBuilder().setHeaders(map).setEndOfStream(endOfStream));
         if (requestBodyMode != null) {
-            request.setProtocolConfig(ProtocolConfiguration.newBuilder().setRequestBodyMode(requestBodyMode)
+            request.setProtocolConfig(ProtocolConfiguration.newBuilder()
+                    .setRequestBodyMode(requestBodyMode)
                     .setResponseBodyMode(responseBodyMode));
         }
         return request.build();
     }
 
     static HeaderValue raw(String key, String value) {
-        return HeaderValue.newBuilder().setKey(key).setRawValue(ByteString.copyFromUtf8(value)).build();
+        return HeaderValue.newBuilder()
+                .setKey(key)
+                .setRawValue(ByteString.copyFromUtf8(value))
+                .build();
     }
 
     /** The whole body in one message, as in {@code BUFFERED} mode or a body that fits one read. */
@@ -99,19 +103,27 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
 
     /** One body message of {@code body[from, to)}. */
     static ProcessingRequest body(byte[] body, int from, int to, boolean endOfStream) {
-        return ProcessingRequest.newBuilder().setRequestBody(HttpBody.newBuilder()
-                .setBody(ByteString.copyFrom(Arrays.copyOfRange(body, from, to))).setEndOfStream(endOfStream)).build();
+        return ProcessingRequest.newBuilder()
+                .setRequestBody(HttpBody.newBuilder()
+                        .setBody(ByteString.copyFrom(Arrays.copyOfRange(body, from, to)))
+                        .setEndOfStream(endOfStream))
+                .build();
     }
 
     static ProcessingRequest trailers() {
-        return ProcessingRequest.newBuilder().setRequestTrailers(HttpTrailers.getDefaultInstance()).build();
+        return ProcessingRequest.newBuilder()
+                .setRequestTrailers(HttpTrailers.getDefaultInstance())
+                .build();
     }
 
     /** Response headers without a served-endpoint report (a data plane that does not send one). */
     static ProcessingRequest responseHeaders(int status) {
-        return ProcessingRequest.newBuilder().setResponseHeaders(HttpHeaders.newBuilder().setHeaders(
-                HeaderMap.newBuilder().addHeaders(raw(":status", Integer.toString(status)))
-                        .addHeaders(raw("content-type", "application/json")))).build();
+        return ProcessingRequest.newBuilder()
+                .setResponseHeaders(HttpHeaders.newBuilder()
+                        .setHeaders(HeaderMap.newBuilder()
+                                .addHeaders(raw(":status", Integer.toString(status)))
+                                .addHeaders(raw("content-type", "application/json"))))
+                .build();
     }
 
     /** Response headers with {@code served} reported in {@code metadata_context}, as the proposal has it. */
@@ -120,16 +132,23 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     static ProcessingRequest responseBody(String text, boolean endOfStream) {
-        return ProcessingRequest.newBuilder().setResponseBody(HttpBody.newBuilder()
-                .setBody(ByteString.copyFromUtf8(text)).setEndOfStream(endOfStream)).build();
+        return ProcessingRequest.newBuilder()
+                .setResponseBody(HttpBody.newBuilder()
+                        .setBody(ByteString.copyFromUtf8(text))
+                        .setEndOfStream(endOfStream))
+                .build();
     }
 
     /** {@code message} with {@code {"envoy.lb": {"x-gateway-destination-endpoint-served": served}}}. */
     static ProcessingRequest servedBy(ProcessingRequest message, String served) {
-        Struct lb = Struct.newBuilder().putFields(PickerProtocol.SERVED_KEY,
-                Value.newBuilder().setStringValue(served).build()).build();
-        return message.toBuilder().setMetadataContext(Metadata.newBuilder()
-                .putFilterMetadata(PickerProtocol.LB_NAMESPACE, lb)).build();
+        Struct lb = Struct.newBuilder()
+                .putFields(
+                        PickerProtocol.SERVED_KEY,
+                        Value.newBuilder().setStringValue(served).build())
+                .build();
+        return message.toBuilder()
+                .setMetadataContext(Metadata.newBuilder().putFilterMetadata(PickerProtocol.LB_NAMESPACE, lb))
+                .build();
     }
 
     /** {@code message} with the subset hint as the proposal shapes it: a list of {@code ip:port} strings. */
@@ -147,9 +166,11 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     private static ProcessingRequest withHint(ProcessingRequest message, Value hint) {
-        Struct entry = Struct.newBuilder().putFields(PickerProtocol.SUBSET_KEY, hint).build();
-        return message.toBuilder().setMetadataContext(Metadata.newBuilder()
-                .putFilterMetadata(PickerProtocol.SUBSET_NAMESPACE, entry)).build();
+        Struct entry =
+                Struct.newBuilder().putFields(PickerProtocol.SUBSET_KEY, hint).build();
+        return message.toBuilder()
+                .setMetadataContext(Metadata.newBuilder().putFilterMetadata(PickerProtocol.SUBSET_NAMESPACE, entry))
+                .build();
     }
 
     /** A completions body for {@code model} with a prompt of about 100 tokens. */

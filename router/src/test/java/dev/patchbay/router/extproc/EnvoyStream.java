@@ -10,7 +10,6 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.StreamedBodyResponse;
 import io.grpc.Channel;
 import io.grpc.stub.StreamObserver;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -72,7 +71,8 @@ final class EnvoyStream {
         while (true) {
             ProcessingResponse answer = next();
             assertThat(answer.hasRequestBody()).as("a request body answer").isTrue();
-            StreamedBodyResponse chunk = answer.getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
+            StreamedBodyResponse chunk =
+                    answer.getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
             assertThat(chunk.getBody().size()).isLessThanOrEqualTo(Answers.MAX_CHUNK_BYTES);
             body = body.concat(chunk.getBody());
             if (chunk.getEndOfStream()) {
@@ -93,7 +93,9 @@ final class EnvoyStream {
 
     /** Waits for the processor to end the stream, and returns what it sent that was not taken yet. */
     List<ProcessingResponse> awaitEnd() throws InterruptedException {
-        assertThat(ended.await(Await.DEFAULT_DEADLINE.toSeconds(), TimeUnit.SECONDS)).as("the stream ends").isTrue();
+        assertThat(ended.await(Await.DEFAULT_DEADLINE.toSeconds(), TimeUnit.SECONDS))
+                .as("the stream ends")
+                .isTrue();
         List<ProcessingResponse> rest = new ArrayList<>();
         answers.drainTo(rest);
         return rest;

@@ -23,11 +23,10 @@ import io.envoyproxy.envoy.service.ext_proc.v3.CommonResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.StreamedBodyResponse;
-import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Test;
 
 /**
  * The request body modes as Envoy frames them: {@code FULL_DUPLEX_STREAMED} (headers, then the body in chunks,
@@ -36,6 +35,7 @@ import java.util.List;
 class ExtProcBodyModesTest {
     /** Characters of two, three and four bytes in UTF-8, for cuts inside them. */
     private static final String PROMPT = "Grüße aus Köln, 日本語のテキスト 🎉 " + "word ".repeat(60);
+
     private static final String REWRITE_PUBLIC_TO_SQL = """
             {"rewrites": [{"model": "public", "targets": [{"model": "sql", "weight": 1}]}]}""";
 
@@ -58,7 +58,9 @@ class ExtProcBodyModesTest {
         int inThreeBytes = bytesBefore(text, text.indexOf('日')) + 1;
         int inFourBytes = bytesBefore(text, text.indexOf("🎉")) + 2;
         for (int cut : new int[] {inTwoBytes, inThreeBytes, inFourBytes}) {
-            assertThat(body[cut] & 0xC0).as("the cut at %d falls inside a character", cut).isEqualTo(0x80);
+            assertThat(body[cut] & 0xC0)
+                    .as("the cut at %d falls inside a character", cut)
+                    .isEqualTo(0x80);
         }
         assertThat(new String(body, 0, inName, UTF_8)).endsWith("\"model\":\"" + text.charAt(text.indexOf(":\"") + 2));
         return new int[] {inKey, inName, inTwoBytes, inThreeBytes, inFourBytes};
@@ -81,13 +83,20 @@ class ExtProcBodyModesTest {
         // The first answer can only be right with the whole body: the model's name is cut across chunks, and the
         // length is the whole body's. Nothing is answered before it (answers come in order).
         ProcessingResponse first = stream.next();
-        assertThat(first.hasRequestHeaders()).as("the headers are answered first: " + first).isTrue();
-        assertThat(destination(first).split(",")[0]).as("where sql is in a slot").isEqualTo(warm.address());
+        assertThat(first.hasRequestHeaders())
+                .as("the headers are answered first: " + first)
+                .isTrue();
+        assertThat(destination(first).split(",")[0])
+                .as("where sql is in a slot")
+                .isEqualTo(warm.address());
         assertThat(header(first, "content-length")).isEqualTo(Integer.toString(body.length));
         assertThat(Answered.common(first).getClearRouteCache()).isTrue();
-        assertThat(stream.streamedBody().toByteArray()).as("the body goes on unchanged").isEqualTo(body);
+        assertThat(stream.streamedBody().toByteArray())
+                .as("the body goes on unchanged")
+                .isEqualTo(body);
 
-        assertThat(stream.exchange(responseHeaders(200)).hasResponseHeaders()).as("no other answer came between")
+        assertThat(stream.exchange(responseHeaders(200)).hasResponseHeaders())
+                .as("no other answer came between")
                 .isTrue();
         stream.complete();
         assertThat(stream.awaitEnd()).isEmpty();
@@ -107,9 +116,12 @@ class ExtProcBodyModesTest {
         byte[] forwarded = stream.streamedBody().toByteArray();
         JsonNode json = Answered.json(forwarded);
         assertThat(json.get("model").asText()).isEqualTo("sql");
-        assertThat(json.get("prompt").asText()).as("characters cut across chunks arrive whole").isEqualTo(PROMPT);
+        assertThat(json.get("prompt").asText())
+                .as("characters cut across chunks arrive whole")
+                .isEqualTo(PROMPT);
         assertThat(json.get("max_tokens").asInt()).isEqualTo(4);
-        assertThat(header(onHeaders, "content-length")).isEqualTo(Integer.toString(forwarded.length))
+        assertThat(header(onHeaders, "content-length"))
+                .isEqualTo(Integer.toString(forwarded.length))
                 .isNotEqualTo(Integer.toString(body.length));
     }
 
@@ -123,20 +135,31 @@ class ExtProcBodyModesTest {
             EnvoyStream stream = route.stream();
             ProcessingResponse onHeaders = stream.exchange(envoy.post(body));
             assertThat(onHeaders.hasRequestHeaders()).isTrue();
-            assertThat(onHeaders.getRequestHeaders().getResponse().getHeaderMutation().getSetHeadersCount())
-                    .as("the headers go on unchanged; Envoy sends the body once they are answered").isZero();
+            assertThat(onHeaders
+                            .getRequestHeaders()
+                            .getResponse()
+                            .getHeaderMutation()
+                            .getSetHeadersCount())
+                    .as("the headers go on unchanged; Envoy sends the body once they are answered")
+                    .isZero();
 
             ProcessingResponse onBody = stream.exchange(whole(body));
             assertThat(onBody.hasRequestBody()).isTrue();
             CommonResponse common = onBody.getRequestBody().getResponse();
             assertThat(destination(onBody).split(",")[0]).isEqualTo(warm.address());
             assertThat(common.getClearRouteCache()).isTrue();
-            assertThat(common.hasBodyMutation()).as("an unchanged body is not sent back").isFalse();
-            assertThat(header(onBody, "content-length")).as("the client's length stands").isNull();
-            assertThat(route.promptTokensInFlight(warm)).as("the prompt is prefill work until the answer starts")
+            assertThat(common.hasBodyMutation())
+                    .as("an unchanged body is not sent back")
+                    .isFalse();
+            assertThat(header(onBody, "content-length"))
+                    .as("the client's length stands")
+                    .isNull();
+            assertThat(route.promptTokensInFlight(warm))
+                    .as("the prompt is prefill work until the answer starts")
                     .isGreaterThan(50);
 
-            assertThat(stream.exchange(responseHeaders(200)).hasResponseHeaders()).isTrue();
+            assertThat(stream.exchange(responseHeaders(200)).hasResponseHeaders())
+                    .isTrue();
             assertThat(route.promptTokensInFlight(warm)).isZero();
             stream.complete();
             assertThat(stream.awaitEnd()).isEmpty();
@@ -151,7 +174,8 @@ class ExtProcBodyModesTest {
         EnvoyStream stream = route.stream();
         stream.exchange(BUFFERED.post(body));
         ProcessingResponse onBody = stream.exchange(whole(body));
-        ByteString replaced = onBody.getRequestBody().getResponse().getBodyMutation().getBody();
+        ByteString replaced =
+                onBody.getRequestBody().getResponse().getBodyMutation().getBody();
         JsonNode json = Answered.json(replaced.toByteArray());
         assertThat(json.get("model").asText()).isEqualTo("sql");
         assertThat(json.get("prompt").asText()).isEqualTo(PROMPT);
@@ -168,10 +192,12 @@ class ExtProcBodyModesTest {
         EnvoyStream duplex = route.stream();
         duplex.send(FULL_DUPLEX.post(body), EnvoyFrames.body(body, 0, body.length, false), trailers());
         assertThat(destination(duplex.next())).isEqualTo(a.address());
-        StreamedBodyResponse streamed = duplex.next().getRequestBody().getResponse().getBodyMutation()
-                .getStreamedResponse();
+        StreamedBodyResponse streamed =
+                duplex.next().getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
         assertThat(streamed.getBody().toByteArray()).isEqualTo(body);
-        assertThat(streamed.getEndOfStream()).as("the trailers end the request, not the body").isFalse();
+        assertThat(streamed.getEndOfStream())
+                .as("the trailers end the request, not the body")
+                .isFalse();
         assertThat(duplex.next().hasRequestTrailers()).isTrue();
 
         EnvoyStream buffered = route.stream();
@@ -191,7 +217,9 @@ class ExtProcBodyModesTest {
         stream.next();
         stream.streamedBody();
         stream.send(whole(body)); // Envoy repeats the last chunk of some large bodies
-        assertThat(stream.exchange(responseHeaders(200)).hasResponseHeaders()).as("the repeat got no answer").isTrue();
+        assertThat(stream.exchange(responseHeaders(200)).hasResponseHeaders())
+                .as("the repeat got no answer")
+                .isTrue();
         assertThat(route.promptTokensInFlight(a)).isZero();
     }
 
@@ -240,13 +268,17 @@ class ExtProcBodyModesTest {
         route.server("a", page(0, 0.1, "sql"));
         route.start(null);
         byte[] body = completion("sql");
-        List<EnvoyFrames> perChunk = List.of(new EnvoyFrames(BodySendMode.STREAMED, BodySendMode.NONE),
-                new EnvoyFrames(BodySendMode.BUFFERED_PARTIAL, BodySendMode.NONE), NO_PROTOCOL_CONFIG);
+        List<EnvoyFrames> perChunk = List.of(
+                new EnvoyFrames(BodySendMode.STREAMED, BodySendMode.NONE),
+                new EnvoyFrames(BodySendMode.BUFFERED_PARTIAL, BodySendMode.NONE),
+                NO_PROTOCOL_CONFIG);
         for (EnvoyFrames envoy : perChunk) {
             EnvoyStream stream = route.stream();
             stream.exchange(envoy.post(body));
             ProcessingResponse refused = stream.exchange(EnvoyFrames.body(body, 0, 10, false));
-            assertThat(Answered.status(refused)).as(String.valueOf(envoy.requestBodyMode())).isEqualTo(500);
+            assertThat(Answered.status(refused))
+                    .as(String.valueOf(envoy.requestBodyMode()))
+                    .isEqualTo(500);
             assertThat(Answered.error(refused).get("code").asText()).isEqualTo("unsupported_body_mode");
             assertThat(stream.awaitEnd()).isEmpty();
         }
@@ -278,7 +310,9 @@ class ExtProcBodyModesTest {
                     assertThat(echoed.getBody().toStringUtf8()).isEqualTo(event);
                     assertThat(echoed.getEndOfStream()).isEqualTo(last);
                 } else {
-                    assertThat(answer.hasBodyMutation()).as("a chunk Envoy does not hold goes on as it is").isFalse();
+                    assertThat(answer.hasBodyMutation())
+                            .as("a chunk Envoy does not hold goes on as it is")
+                            .isFalse();
                 }
             }
         }

@@ -15,9 +15,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.patchbay.router.proxy.FakeModelServer;
 import dev.patchbay.testkit.Await;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -25,6 +22,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Test;
 
 /** Many streams at once, as an Envoy with many requests in flight holds them: each is answered for itself. */
 class ExtProcConcurrencyTest {
@@ -35,8 +34,10 @@ class ExtProcConcurrencyTest {
 
     @Test
     void concurrentStreamsEachGetTheirOwnAnswerAndAreBookedWhereTheyWereServed() throws Exception {
-        List<FakeModelServer> servers = List.of(route.server("a", page(0, 0.1, "sql")),
-                route.server("b", page(0, 0.1, "sql")), route.server("c", page(0, 0.1, "sql")));
+        List<FakeModelServer> servers = List.of(
+                route.server("a", page(0, 0.1, "sql")),
+                route.server("b", page(0, 0.1, "sql")),
+                route.server("c", page(0, 0.1, "sql")));
         route.start(null);
         CountDownLatch go = new CountDownLatch(1);
         List<Future<?>> done = new ArrayList<>();
@@ -47,7 +48,8 @@ class ExtProcConcurrencyTest {
                 FakeModelServer hinted = servers.get(i % servers.size());
                 EnvoyFrames mode = i % 2 == 0 ? FULL_DUPLEX : BUFFERED;
                 byte[] body = ("{\"model\":\"sql\",\"prompt\":\"ünïcödé, stream " + i + " " + "word ".repeat(i)
-                        + "\",\"max_tokens\":4}").getBytes(UTF_8);
+                                + "\",\"max_tokens\":4}")
+                        .getBytes(UTF_8);
                 done.add(envoy.submit(() -> {
                     go.await();
                     oneRequest(mode, body, hinted);

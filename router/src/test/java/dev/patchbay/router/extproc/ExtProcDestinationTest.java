@@ -17,11 +17,10 @@ import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption.HeaderAppendAction;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.nio.charset.StandardCharsets;
 
 /**
  * Where the answer goes: the first-ranked endpoint in the header and the {@code envoy.lb} metadata (the same value),
@@ -44,8 +43,8 @@ class ExtProcDestinationTest {
     }
 
     /** Sends {@code headers} and the body as {@code envoy} does and returns the answer carrying the decision. */
-    private static ProcessingResponse decide(EnvoyStream stream, EnvoyFrames envoy, ProcessingRequest headers,
-                                             byte[] body) throws InterruptedException {
+    private static ProcessingResponse decide(
+            EnvoyStream stream, EnvoyFrames envoy, ProcessingRequest headers, byte[] body) throws InterruptedException {
         if (envoy.fullDuplex()) {
             stream.send(headers, whole(body));
             return stream.next();
@@ -62,7 +61,9 @@ class ExtProcDestinationTest {
         for (EnvoyFrames envoy : BOTH_MODES) {
             ProcessingResponse decided = decide(route.stream(), envoy, envoy.post(body), body);
             // One ip:port: Envoy's ORIGINAL_DST cluster fails the request on a list.
-            assertThat(destination(decided)).as(envoy.toString()).isEqualTo(q.get(0).address());
+            assertThat(destination(decided))
+                    .as(envoy.toString())
+                    .isEqualTo(q.get(0).address());
         }
     }
 
@@ -75,7 +76,8 @@ class ExtProcDestinationTest {
             ProcessingRequest headers = envoy.post(body, PickerProtocol.DESTINATION_KEY, "10.6.6.6:80");
             ProcessingResponse decided = decide(route.stream(), envoy, headers, body);
             HeaderValueOption set = Answered.option(decided, PickerProtocol.DESTINATION_KEY);
-            assertThat(set.getHeader().getRawValue().toStringUtf8()).isEqualTo(q.get(0).address());
+            assertThat(set.getHeader().getRawValue().toStringUtf8())
+                    .isEqualTo(q.get(0).address());
             assertThat(set.getAppendAction()).isEqualTo(HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD);
         }
     }
@@ -88,7 +90,9 @@ class ExtProcDestinationTest {
             ProcessingResponse answer = route.stream().exchange(envoy.get("/v1/models"));
             assertThat(answer.hasRequestHeaders()).isTrue();
             assertThat(destination(answer)).isEqualTo(q.get(0).address());
-            assertThat(Answered.header(answer, "content-length")).as("no body, no length").isNull();
+            assertThat(Answered.header(answer, "content-length"))
+                    .as("no body, no length")
+                    .isNull();
         }
     }
 
@@ -98,17 +102,20 @@ class ExtProcDestinationTest {
         route.start(LEAST_QUEUE);
         byte[] body = completion("sql");
         for (EnvoyFrames envoy : BOTH_MODES) {
-            ProcessingRequest listed = withSubset(envoy.post(body), q.get(2).address(), q.get(1).address());
-            assertThat(destination(decide(route.stream(), envoy, listed, body))).as("a list, " + envoy)
+            ProcessingRequest listed =
+                    withSubset(envoy.post(body), q.get(2).address(), q.get(1).address());
+            assertThat(destination(decide(route.stream(), envoy, listed, body)))
+                    .as("a list, " + envoy)
                     .isEqualTo(q.get(1).address());
 
-            ProcessingRequest commaSeparated = withSubsetString(envoy.post(body),
-                    "10.9.9.9:8000, " + q.get(2).address());
-            assertThat(destination(decide(route.stream(), envoy, commaSeparated, body))).as("a string, " + envoy)
+            ProcessingRequest commaSeparated = withSubsetString(
+                    envoy.post(body), "10.9.9.9:8000, " + q.get(2).address());
+            assertThat(destination(decide(route.stream(), envoy, commaSeparated, body)))
+                    .as("a string, " + envoy)
                     .isEqualTo(q.get(2).address());
         }
-        ProcessingResponse noBody = route.stream().exchange(withSubset(FULL_DUPLEX.get("/v1/models"),
-                q.get(1).address()));
+        ProcessingResponse noBody = route.stream()
+                .exchange(withSubset(FULL_DUPLEX.get("/v1/models"), q.get(1).address()));
         assertThat(destination(noBody)).isEqualTo(q.get(1).address());
     }
 
@@ -118,7 +125,9 @@ class ExtProcDestinationTest {
         route.start(LEAST_QUEUE);
         byte[] body = completion("sql");
         q.get(1).kill();
-        Await.until("the killed server is out", () -> route.router().pool().readyStates().size() == 1);
+        Await.until(
+                "the killed server is out",
+                () -> route.router().pool().readyStates().size() == 1);
         List<ProcessingRequest> hints = List.of(
                 withSubset(BUFFERED.post(body)),
                 withSubset(BUFFERED.post(body), "10.9.9.9:8000"),
@@ -126,13 +135,16 @@ class ExtProcDestinationTest {
                 withSubset(BUFFERED.post(body), q.get(1).address()));
         for (ProcessingRequest hinted : hints) {
             ProcessingResponse refused = decide(route.stream(), BUFFERED, hinted, body);
-            assertThat(Answered.status(refused)).as(hinted.getMetadataContext().toString()).isEqualTo(503);
+            assertThat(Answered.status(refused))
+                    .as(hinted.getMetadataContext().toString())
+                    .isEqualTo(503);
             assertThat(Answered.error(refused).get("code").asText()).isEqualTo("no_ready_endpoint");
         }
         ProcessingResponse emptyNoBody = route.stream().exchange(withSubset(FULL_DUPLEX.get("/v1/models")));
         assertThat(Answered.status(emptyNoBody)).isEqualTo(503);
         assertThat(destination(decide(route.stream(), BUFFERED, BUFFERED.post(body), body)))
-                .as("without a hint the ready one is picked").isEqualTo(q.get(0).address());
+                .as("without a hint the ready one is picked")
+                .isEqualTo(q.get(0).address());
     }
 
     @Test
@@ -142,22 +154,34 @@ class ExtProcDestinationTest {
         route.start("{\"adapters\": [\"sql\"]}");
 
         EnvoyStream unknown = route.stream();
-        ProcessingResponse refused = decide(unknown, FULL_DUPLEX, FULL_DUPLEX.post(completion("nope")),
-                completion("nope"));
+        ProcessingResponse refused =
+                decide(unknown, FULL_DUPLEX, FULL_DUPLEX.post(completion("nope")), completion("nope"));
         assertThat(Answered.status(refused)).isEqualTo(400);
         assertThat(Answered.error(refused).get("code").asText()).isEqualTo("model_not_found");
-        assertThat(refused.getImmediateResponse().getHeaders().getSetHeaders(0).getHeader().getRawValue()
-                .toStringUtf8()).isEqualTo("application/json");
-        assertThat(unknown.awaitEnd()).as("the stream ends after an immediate response").isEmpty();
+        assertThat(refused.getImmediateResponse()
+                        .getHeaders()
+                        .getSetHeaders(0)
+                        .getHeader()
+                        .getRawValue()
+                        .toStringUtf8())
+                .isEqualTo("application/json");
+        assertThat(unknown.awaitEnd())
+                .as("the stream ends after an immediate response")
+                .isEmpty();
 
         byte[] notJson = "{not json".getBytes(StandardCharsets.UTF_8);
-        assertThat(Answered.status(decide(route.stream(), BUFFERED, BUFFERED.post(notJson), notJson))).isEqualTo(400);
+        assertThat(Answered.status(decide(route.stream(), BUFFERED, BUFFERED.post(notJson), notJson)))
+                .isEqualTo(400);
 
         a.kill();
-        Await.until("the dead server goes", () -> route.router().pool().readyStates().isEmpty());
+        Await.until(
+                "the dead server goes",
+                () -> route.router().pool().readyStates().isEmpty());
         byte[] body = completion("sql");
-        assertThat(Answered.status(decide(route.stream(), BUFFERED, BUFFERED.post(body), body))).isEqualTo(503);
+        assertThat(Answered.status(decide(route.stream(), BUFFERED, BUFFERED.post(body), body)))
+                .isEqualTo(503);
         assertThat(route.stream().exchange(BUFFERED.post(body)).hasRequestHeaders())
-                .as("the processor kept serving through all of that").isTrue();
+                .as("the processor kept serving through all of that")
+                .isTrue();
     }
 }

@@ -7,29 +7,28 @@ import static dev.patchbay.router.proxy.FakeModelServer.page;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.patchbay.router.RouteCommand;
 import dev.patchbay.router.proxy.FakeModelServer;
 import dev.patchbay.testkit.Await;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
-import io.grpc.Status;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import dev.patchbay.router.RouteCommand;
-import picocli.CommandLine;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Test;
-
+import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /**
  * gRPC health as the gateway's endpoint picker has it: {@code liveness} while the process answers; {@code readiness},
@@ -77,12 +76,15 @@ class ExtProcHealthTest {
         Await.until("readiness serves", () -> route.health("readiness") == ServingStatus.SERVING);
 
         a.kill();
-        Await.until("the dead server goes", () -> route.router().pool().readyStates().isEmpty());
+        Await.until(
+                "the dead server goes",
+                () -> route.router().pool().readyStates().isEmpty());
         assertReadiness(ServingStatus.SERVING);
         byte[] body = completion("sql");
         EnvoyStream stream = route.stream();
         stream.exchange(BUFFERED.post(body));
-        assertThat(Answered.status(stream.exchange(whole(body)))).as("the protocol's answer: 503 per request")
+        assertThat(Answered.status(stream.exchange(whole(body))))
+                .as("the protocol's answer: 503 per request")
                 .isEqualTo(503);
     }
 
@@ -92,7 +94,8 @@ class ExtProcHealthTest {
         dead.kill(); // nothing listens: the first scrape is refused
         route.startWith("--endpoints", dead.address());
         Await.until("readiness serves", () -> route.health("readiness") == ServingStatus.SERVING);
-        assertThat(route.router().pool().statuses().getFirst().lastError()).as("synced on a failed scrape")
+        assertThat(route.router().pool().statuses().getFirst().lastError())
+                .as("synced on a failed scrape")
                 .isNotNull();
         assertThat(route.router().pool().readyStates()).isEmpty();
     }
@@ -101,8 +104,10 @@ class ExtProcHealthTest {
     void aServiceItDoesNotHaveIsNotFound() throws Exception {
         route.server("a", page(0, 0.1));
         route.start(null);
-        assertThatThrownBy(() -> route.health("no.such.Service")).isInstanceOf(StatusRuntimeException.class)
-                .extracting(e -> ((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+        assertThatThrownBy(() -> route.health("no.such.Service"))
+                .isInstanceOf(StatusRuntimeException.class)
+                .extracting(e -> ((StatusRuntimeException) e).getStatus().getCode())
+                .isEqualTo(Status.Code.NOT_FOUND);
     }
 
     @Test
@@ -111,30 +116,36 @@ class ExtProcHealthTest {
         route.startWith("--endpoints", a.address(), "--grpc-health-port", "0");
         int healthPort = route.router().healthPort();
         assertThat(healthPort).isNotEqualTo(route.router().extProcPort());
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", healthPort).usePlaintext().build();
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", healthPort)
+                .usePlaintext()
+                .build();
         try {
             HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
-            Await.until("readiness serves on the health port", () -> status(health, "readiness") == ServingStatus.SERVING);
+            Await.until(
+                    "readiness serves on the health port", () -> status(health, "readiness") == ServingStatus.SERVING);
             assertThat(status(health, "liveness")).isEqualTo(ServingStatus.SERVING);
             assertThat(status(health, ExternalProcessorGrpc.SERVICE_NAME)).isEqualTo(ServingStatus.SERVING);
-            assertThat(route.health("readiness")).as("and still on the ext_proc port").isEqualTo(ServingStatus.SERVING);
+            assertThat(route.health("readiness"))
+                    .as("and still on the ext_proc port")
+                    .isEqualTo(ServingStatus.SERVING);
             // Only health lives there: the processor itself is not served on that port.
             CompletableFuture<Status> ended = new CompletableFuture<>();
-            ExternalProcessorGrpc.newStub(channel).process(new StreamObserver<>() {
-                @Override
-                public void onNext(ProcessingResponse response) {
-                }
+            ExternalProcessorGrpc.newStub(channel)
+                    .process(new StreamObserver<>() {
+                        @Override
+                        public void onNext(ProcessingResponse response) {}
 
-                @Override
-                public void onError(Throwable t) {
-                    ended.complete(Status.fromThrowable(t));
-                }
+                        @Override
+                        public void onError(Throwable t) {
+                            ended.complete(Status.fromThrowable(t));
+                        }
 
-                @Override
-                public void onCompleted() {
-                    ended.complete(Status.OK);
-                }
-            }).onCompleted();
+                        @Override
+                        public void onCompleted() {
+                            ended.complete(Status.OK);
+                        }
+                    })
+                    .onCompleted();
             assertThat(ended.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
         } finally {
             channel.shutdownNow();
@@ -146,11 +157,13 @@ class ExtProcHealthTest {
         RouteCommand command = new RouteCommand();
         CommandLine cli = new CommandLine(command);
         cli.parseArgs("--endpoints", "127.0.0.1:1", "--grpc-health-port", "9003");
-        assertThatThrownBy(command::createRouter).isInstanceOf(CommandLine.ParameterException.class)
+        assertThatThrownBy(command::createRouter)
+                .isInstanceOf(CommandLine.ParameterException.class)
                 .hasMessageContaining("--ext-proc-port");
     }
 
     private static ServingStatus status(HealthGrpc.HealthBlockingStub health, String service) {
-        return health.check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+        return health.check(HealthCheckRequest.newBuilder().setService(service).build())
+                .getStatus();
     }
 }

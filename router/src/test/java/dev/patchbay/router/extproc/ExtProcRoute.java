@@ -10,8 +10,6 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import picocli.CommandLine;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,6 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
+import picocli.CommandLine;
 
 /**
  * {@code patchbay route --ext-proc-port 0} (the command, the router and its gRPC server) over fake model servers it
@@ -43,8 +42,8 @@ final class ExtProcRoute implements AutoCloseable {
 
     /** Routes over every server made so far with the given config file content (null: none); waits until all are ready. */
     ExtProcRoute start(String config) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--endpoints",
-                servers.stream().map(FakeModelServer::address).collect(Collectors.joining(","))));
+        List<String> args = new ArrayList<>(List.of(
+                "--endpoints", servers.stream().map(FakeModelServer::address).collect(Collectors.joining(","))));
         if (config != null) {
             args.add("--config");
             args.add(file("router", ".json", config).toString());
@@ -58,8 +57,18 @@ final class ExtProcRoute implements AutoCloseable {
     ExtProcRoute startWith(String... args) throws Exception {
         List<String> given = List.of(args);
         List<String> all = new ArrayList<>(given);
-        String[] defaults = {"--host", "127.0.0.1", "--port", "0", "--ext-proc-port", "0",
-                "--scrape-interval", "25ms", "--staleness", "500ms"};
+        String[] defaults = {
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--ext-proc-port",
+            "0",
+            "--scrape-interval",
+            "25ms",
+            "--staleness",
+            "500ms"
+        };
         for (int i = 0; i < defaults.length; i += 2) {
             if (!given.contains(defaults[i])) { // an option given twice is an error: the test's own wins
                 all.add(defaults[i]);
@@ -69,7 +78,9 @@ final class ExtProcRoute implements AutoCloseable {
         RouteCommand command = new RouteCommand();
         new CommandLine(command).parseArgs(all.toArray(String[]::new));
         router = command.createRouter().start();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", router.extProcPort()).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", router.extProcPort())
+                .usePlaintext()
+                .build();
         return this;
     }
 
@@ -90,7 +101,8 @@ final class ExtProcRoute implements AutoCloseable {
     }
 
     ServingStatus health(String service) {
-        return HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.newBuilder().setService(service).build())
+        return HealthGrpc.newBlockingStub(channel)
+                .check(HealthCheckRequest.newBuilder().setService(service).build())
                 .getStatus();
     }
 
@@ -105,8 +117,11 @@ final class ExtProcRoute implements AutoCloseable {
 
     /** One series' value on the router's {@code /metrics} ({@code name{labels}}), 0 when it is not there. */
     double metric(String series) throws IOException, InterruptedException {
-        String page = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/metrics"))
-                .build(), HttpResponse.BodyHandlers.ofString()).body();
+        String page = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/metrics"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
         for (String line : page.split("\n")) {
             if (line.startsWith(series + " ")) {
                 return Double.parseDouble(line.substring(series.length() + 1).trim());

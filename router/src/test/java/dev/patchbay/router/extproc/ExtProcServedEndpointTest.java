@@ -13,11 +13,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.router.proxy.FakeModelServer;
 import dev.patchbay.testkit.Await;
-import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Test;
 
 /**
  * The endpoint the data plane reports served a response ({@code x-gateway-destination-endpoint-served} in
@@ -28,6 +27,7 @@ class ExtProcServedEndpointTest {
 
     @AutoClose
     private final ExtProcRoute route = new ExtProcRoute();
+
     private final List<FakeModelServer> servers = new ArrayList<>();
 
     /** Servers with waiting queues 0, 1, 2, ... (ranked in that order), routed with the least-queue profile. */
@@ -54,20 +54,30 @@ class ExtProcServedEndpointTest {
         FakeModelServer first = servers.get(0);
         FakeModelServer fallback = servers.get(1);
         EnvoyStream stream = sentRequest();
-        assertThat(route.promptTokensInFlight(first)).as("sent to the first-ranked first").isPositive();
-        assertThat(route.picks(first) + route.picks(fallback)).as("booked once the served endpoint is known").isZero();
+        assertThat(route.promptTokensInFlight(first))
+                .as("sent to the first-ranked first")
+                .isPositive();
+        assertThat(route.picks(first) + route.picks(fallback))
+                .as("booked once the served endpoint is known")
+                .isZero();
 
-        assertThat(stream.exchange(responseHeaders(200, fallback.address())).hasResponseHeaders()).isTrue();
+        assertThat(stream.exchange(responseHeaders(200, fallback.address())).hasResponseHeaders())
+                .isTrue();
         assertThat(route.picks(fallback)).isEqualTo(1);
         assertThat(route.picks(first)).isZero();
         assertThat(route.promptTokensInFlight(first)).isZero();
-        assertThat(route.promptTokensInFlight(fallback)).as("answering: its prefill is done").isZero();
-        assertThat(route.metric("patchbay_router_responses_total{code=\"200\"}")).isEqualTo(1);
+        assertThat(route.promptTokensInFlight(fallback))
+                .as("answering: its prefill is done")
+                .isZero();
+        assertThat(route.metric("patchbay_router_responses_total{code=\"200\"}"))
+                .isEqualTo(1);
 
         stream.exchange(responseBody("{}", true));
         stream.complete();
         stream.awaitEnd();
-        assertThat(route.picks(fallback)).as("booked once, not again at the end").isEqualTo(1);
+        assertThat(route.picks(fallback))
+                .as("booked once, not again at the end")
+                .isEqualTo(1);
     }
 
     @Test
@@ -103,10 +113,14 @@ class ExtProcServedEndpointTest {
     void aReportOnTheFirstBodyMessageCountsWhenResponseHeadersAreNotSent() throws Exception {
         start(2);
         EnvoyStream stream = sentRequest();
-        stream.exchange(servedBy(responseBody("data: {}\n\n", false), servers.get(1).address()));
+        stream.exchange(
+                servedBy(responseBody("data: {}\n\n", false), servers.get(1).address()));
         assertThat(route.picks(servers.get(1))).isEqualTo(1);
-        stream.exchange(servedBy(responseBody("data: [DONE]\n\n", true), servers.get(0).address()));
-        assertThat(route.picks(servers.get(0))).as("only the first response message reports").isZero();
+        stream.exchange(
+                servedBy(responseBody("data: [DONE]\n\n", true), servers.get(0).address()));
+        assertThat(route.picks(servers.get(0)))
+                .as("only the first response message reports")
+                .isZero();
     }
 
     @Test

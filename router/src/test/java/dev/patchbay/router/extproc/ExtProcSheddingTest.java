@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 class ExtProcSheddingTest {
     /** Queue over 5 and KV cache over 0.8: saturated by the default thresholds. */
     private static final String SATURATED = page(20, 0.95, "sql");
+
     private static final String OBJECTIVES = "{\"objectives\": {\"batch\": -1, \"chat\": 0, \"premium\": 5}}";
 
     @AutoClose
@@ -39,7 +40,8 @@ class ExtProcSheddingTest {
         FakeModelServer a = route.server("a", SATURATED);
         route.start(OBJECTIVES);
         for (String[] sheddable : new String[][] {
-                {RequestLifecycle.OBJECTIVE_HEADER, "batch"}, {RequestLifecycle.SHEDDABLE_HEADER, "true"}}) {
+            {RequestLifecycle.OBJECTIVE_HEADER, "batch"}, {RequestLifecycle.SHEDDABLE_HEADER, "true"}
+        }) {
             ProcessingResponse refused = buffered(sheddable);
             assertThat(Answered.status(refused)).as(sheddable[0]).isEqualTo(429);
             JsonNode error = Answered.error(refused);
@@ -47,11 +49,16 @@ class ExtProcSheddingTest {
             assertThat(error.get("code").asText()).isEqualTo("pool_saturated");
         }
         for (String[] kept : new String[][] {
-                {}, {RequestLifecycle.OBJECTIVE_HEADER, "chat"}, {RequestLifecycle.OBJECTIVE_HEADER, "premium"},
-                {RequestLifecycle.OBJECTIVE_HEADER, "unconfigured"}, {RequestLifecycle.SHEDDABLE_HEADER, "false"}}) {
+            {},
+            {RequestLifecycle.OBJECTIVE_HEADER, "chat"},
+            {RequestLifecycle.OBJECTIVE_HEADER, "premium"},
+            {RequestLifecycle.OBJECTIVE_HEADER, "unconfigured"},
+            {RequestLifecycle.SHEDDABLE_HEADER, "false"}
+        }) {
             assertThat(destination(buffered(kept))).as(String.join(": ", kept)).isEqualTo(a.address());
         }
-        assertThat(route.metric("patchbay_router_responses_total{code=\"429\"}")).isEqualTo(2);
+        assertThat(route.metric("patchbay_router_responses_total{code=\"429\"}"))
+                .isEqualTo(2);
     }
 
     @Test
@@ -59,7 +66,8 @@ class ExtProcSheddingTest {
         route.server("full", SATURATED);
         FakeModelServer room = route.server("room", page(0, 0.1, "sql"));
         route.start(OBJECTIVES);
-        assertThat(destination(buffered(RequestLifecycle.OBJECTIVE_HEADER, "batch")).split(",")[0])
+        assertThat(destination(buffered(RequestLifecycle.OBJECTIVE_HEADER, "batch"))
+                        .split(",")[0])
                 .isEqualTo(room.address());
     }
 

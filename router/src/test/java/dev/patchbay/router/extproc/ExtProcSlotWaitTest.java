@@ -30,20 +30,25 @@ class ExtProcSlotWaitTest {
 
         EnvoyStream fullDuplex = route.stream();
         fullDuplex.send(FULL_DUPLEX.post(body), whole(body));
-        Await.until("the full-duplex request waits", () -> route.router().lifecycle().waitingForSlot() == 1);
+        Await.until(
+                "the full-duplex request waits",
+                () -> route.router().lifecycle().waitingForSlot() == 1);
         b.metricsPage = FakeModelServer.page(0, 0.1, "b1", "b2", "b3");
         ProcessingResponse decided = fullDuplex.next();
         assertThat(destination(decided)).startsWith(b.address());
 
         b.metricsPage = FakeModelServer.allSlotsBusy("b");
-        Await.until("b's page is busy again", () -> route.router().pool().readyStates().stream()
-                .allMatch(s -> s.metrics().adapterRunning().size() == 4));
+        Await.until(
+                "b's page is busy again",
+                () -> route.router().pool().readyStates().stream()
+                        .allMatch(s -> s.metrics().adapterRunning().size() == 4));
         // Another adapter: one for sql would join the first request's queue on b and need no slot of its own.
         byte[] other = completion("chat");
         EnvoyStream buffered = route.stream();
         buffered.exchange(BUFFERED.post(other)); // the headers go on at once; the body's answer carries the decision
         buffered.send(whole(other));
-        Await.until("the buffered request waits", () -> route.router().lifecycle().waitingForSlot() == 1);
+        Await.until(
+                "the buffered request waits", () -> route.router().lifecycle().waitingForSlot() == 1);
         a.metricsPage = FakeModelServer.page(0, 0.1, "a1");
         assertThat(destination(buffered.next())).startsWith(a.address());
         assertThat(route.router().lifecycle().waitedForSlot()).isEqualTo(2);

@@ -1,13 +1,14 @@
 package dev.patchbay.router.flow;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -15,25 +16,34 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import java.util.concurrent.Future;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
 
 class SlotWaitQueueTest {
     private static final long SECOND = 1_000_000_000L;
 
     /** Two slots, both busy with other adapters' running requests. */
-    private static final EndpointState BUSY = new EndpointState(new Endpoint("127.0.0.1", 8001), EndpointMetrics.builder().slots(2, 2)
-            .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
-            .adapterRunning("a", 1).adapterRunning("b", 1).build());
+    private static final EndpointState BUSY = new EndpointState(
+            new Endpoint("127.0.0.1", 8001),
+            EndpointMetrics.builder()
+                    .slots(2, 2)
+                    .resident("a", AdapterResidency.IN_SLOT)
+                    .resident("b", AdapterResidency.IN_SLOT)
+                    .adapterRunning("a", 1)
+                    .adapterRunning("b", 1)
+                    .build());
     /** Two slots, one free. */
-    private static final EndpointState FREE = new EndpointState(new Endpoint("127.0.0.1", 8002), EndpointMetrics.builder().slots(2, 1)
-            .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1).build());
+    private static final EndpointState FREE = new EndpointState(
+            new Endpoint("127.0.0.1", 8002),
+            EndpointMetrics.builder()
+                    .slots(2, 1)
+                    .resident("a", AdapterResidency.IN_SLOT)
+                    .adapterRunning("a", 1)
+                    .build());
 
     private static PickResult busy() {
         return new PickResult(PickResult.Outcome.PICKED, List.of(BUSY));
@@ -75,11 +85,16 @@ class SlotWaitQueueTest {
         assertThat(queue.hold(PickRequest.adapter("sql"), free(), new Recorder("free", SlotWaitQueueTest::free, log)))
                 .isFalse();
         assertThat(queue.hold(PickRequest.baseModel("m"), busy(), new Recorder("base", SlotWaitQueueTest::busy, log)))
-                .as("a base-model request needs no slot").isFalse();
+                .as("a base-model request needs no slot")
+                .isFalse();
         assertThat(queue.hold(PickRequest.adapter("a"), busy(), new Recorder("a", SlotWaitQueueTest::busy, log)))
-                .as("its adapter is in a slot there").isFalse();
-        assertThat(queue.hold(PickRequest.adapter("sql"), new PickResult(PickResult.Outcome.NO_ENDPOINT, List.of()),
-                new Recorder("none", SlotWaitQueueTest::busy, log))).isFalse();
+                .as("its adapter is in a slot there")
+                .isFalse();
+        assertThat(queue.hold(
+                        PickRequest.adapter("sql"),
+                        new PickResult(PickResult.Outcome.NO_ENDPOINT, List.of()),
+                        new Recorder("none", SlotWaitQueueTest::busy, log)))
+                .isFalse();
         assertThat(queue.hold(PickRequest.adapter("sql"), busy(), new Recorder("busy", SlotWaitQueueTest::busy, log)))
                 .isTrue();
         assertThat(queue.size()).isEqualTo(1);
@@ -102,7 +117,8 @@ class SlotWaitQueueTest {
                 }
             };
             waiters.add(waiter);
-            assertThat(queue.hold(PickRequest.adapter("sql-" + name), busy(), waiter)).isTrue();
+            assertThat(queue.hold(PickRequest.adapter("sql-" + name), busy(), waiter))
+                    .isTrue();
         }
         queue.releaseReady();
         assertThat(log).as("no slot yet").isEmpty();
@@ -127,10 +143,13 @@ class SlotWaitQueueTest {
             final String key;
 
             Keyed(String name, String key) {
-                super(name, () -> {
-                    picksMade.incrementAndGet();
-                    return freeSlots.get() > 0 ? free() : busy();
-                }, released);
+                super(
+                        name,
+                        () -> {
+                            picksMade.incrementAndGet();
+                            return freeSlots.get() > 0 ? free() : busy();
+                        },
+                        released);
                 this.key = key;
             }
 
@@ -146,22 +165,28 @@ class SlotWaitQueueTest {
             }
         }
         for (String name : List.of("sql-1", "chat-1", "sql-2", "chat-2", "sql-3")) {
-            assertThat(queue.hold(PickRequest.adapter(name), busy(), new Keyed(name, name.split("-")[0]))).isTrue();
+            assertThat(queue.hold(PickRequest.adapter(name), busy(), new Keyed(name, name.split("-")[0])))
+                    .isTrue();
         }
         queue.releaseReady();
-        assertThat(picksMade.get()).as("one pick per key while nothing is released").isEqualTo(2);
+        assertThat(picksMade.get())
+                .as("one pick per key while nothing is released")
+                .isEqualTo(2);
         assertThat(released).isEmpty();
 
         picksMade.set(0);
         freeSlots.set(1);
         queue.releaseReady();
         assertThat(released).containsExactly("sql-1");
-        assertThat(picksMade.get()).as("after the release every key is picked for again").isEqualTo(3);
+        assertThat(picksMade.get())
+                .as("after the release every key is picked for again")
+                .isEqualTo(3);
 
         picksMade.set(0);
         now.set(SECOND);
         queue.releaseReady();
-        assertThat(released).as("waiters past the longest wait each go out with a pick of their own")
+        assertThat(released)
+                .as("waiters past the longest wait each go out with a pick of their own")
                 .containsExactly("sql-1", "chat-1", "sql-2", "chat-2", "sql-3");
         assertThat(picksMade.get()).isEqualTo(4);
     }
@@ -196,8 +221,9 @@ class SlotWaitQueueTest {
         SlotWaitQueue queue = new SlotWaitQueue(SECOND, () -> 0);
         List<String> log = new ArrayList<>();
         for (int i = 0; i < SlotWaitQueue.MAX_HELD; i++) {
-            assertThat(queue.hold(PickRequest.adapter("sql"), busy(), new Recorder("r" + i, SlotWaitQueueTest::busy,
-                    log))).isTrue();
+            assertThat(queue.hold(
+                            PickRequest.adapter("sql"), busy(), new Recorder("r" + i, SlotWaitQueueTest::busy, log)))
+                    .isTrue();
         }
         assertThat(queue.hold(PickRequest.adapter("sql"), busy(), new Recorder("over", SlotWaitQueueTest::busy, log)))
                 .isFalse();
@@ -208,7 +234,8 @@ class SlotWaitQueueTest {
 
     @Test
     void aWaitMustBePositive() {
-        assertThatThrownBy(() -> new SlotWaitQueue(0, () -> 0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> new SlotWaitQueue(0, () -> 0))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("> 0");
     }
 
@@ -232,7 +259,8 @@ class SlotWaitQueueTest {
                         Recorder waiter = new Recorder(name, () -> slotFree.get() ? free() : busy(), log) {
                             @Override
                             public void release(PickResult pick) {
-                                releases.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
+                                releases.computeIfAbsent(name, n -> new AtomicInteger())
+                                        .incrementAndGet();
                                 super.release(pick);
                             }
                         };

@@ -1,20 +1,19 @@
 package dev.patchbay.router.pick;
 
-import dev.patchbay.router.scrape.AdapterResidency;
-import dev.patchbay.router.scrape.EndpointMetrics;
-import org.junit.jupiter.api.Test;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Random;
-import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
-
 import static dev.patchbay.router.pick.Fixtures.ports;
 import static dev.patchbay.router.pick.Fixtures.queue;
 import static dev.patchbay.router.pick.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 
 /**
  * What each built-in profile does, picked for on small pools built for it: the profiles are declared once, in their
@@ -53,54 +52,117 @@ class BuiltInProfilesTest {
     @Test
     void leastQueueTakesTheShortestWaitingQueue() {
         List<EndpointState> pool = List.of(queue(1, 4, 0.0), queue(2, 1, 0.9), queue(3, 2, 0.0));
-        assertThat(profile(Profiles.LEAST_QUEUE).pick(SQL, pool).best().endpoint().port()).isEqualTo(2);
+        assertThat(profile(Profiles.LEAST_QUEUE)
+                        .pick(SQL, pool)
+                        .best()
+                        .endpoint()
+                        .port())
+                .isEqualTo(2);
     }
 
     @Test
     void gieDefaultWeighsQueueAndKvCacheAlike() {
         EndpointPicker picker = profile(Profiles.GIE_DEFAULT);
-        assertThat(picker.pick(SQL, List.of(queue(1, 2, 0.9), queue(2, 2, 0.1))).best().endpoint().port())
-                .as("equal queues: the emptier KV cache").isEqualTo(2);
-        assertThat(picker.pick(SQL, List.of(queue(1, 0, 0.5), queue(2, 9, 0.5))).best().endpoint().port())
-                .as("equal KV use: the shorter queue").isEqualTo(1);
+        assertThat(picker.pick(SQL, List.of(queue(1, 2, 0.9), queue(2, 2, 0.1)))
+                        .best()
+                        .endpoint()
+                        .port())
+                .as("equal queues: the emptier KV cache")
+                .isEqualTo(2);
+        assertThat(picker.pick(SQL, List.of(queue(1, 0, 0.5), queue(2, 9, 0.5)))
+                        .best()
+                        .endpoint()
+                        .port())
+                .as("equal KV use: the shorter queue")
+                .isEqualTo(1);
     }
 
     @Test
     void gieLoraPrefersWhereTheLegacyGaugeShowsTheAdapterActive() {
-        EndpointState active = state(1, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.3)
-                .activeAdapters(Set.of("sql")).maxLora(2).build());
-        EndpointState idle = state(2, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.3).maxLora(2).build());
-        EndpointState full = state(3, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.3)
-                .activeAdapters(Set.of("a", "b")).maxLora(2).build());
-        assertThat(ports(profile(Profiles.GIE_LORA).pick(SQL, List.of(full, idle, active)).ranked()))
+        EndpointState active = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(1)
+                        .kvCacheUsage(0.3)
+                        .activeAdapters(Set.of("sql"))
+                        .maxLora(2)
+                        .build());
+        EndpointState idle = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(1)
+                        .kvCacheUsage(0.3)
+                        .maxLora(2)
+                        .build());
+        EndpointState full = state(
+                3,
+                EndpointMetrics.builder()
+                        .waitingRequests(1)
+                        .kvCacheUsage(0.3)
+                        .activeAdapters(Set.of("a", "b"))
+                        .maxLora(2)
+                        .build());
+        assertThat(ports(profile(Profiles.GIE_LORA)
+                        .pick(SQL, List.of(full, idle, active))
+                        .ranked()))
                 .containsExactly(1, 2, 3);
-        assertThat(profile(Profiles.GIE_LORA).preRequests()).as("the gateway counts no picks of its own").isEmpty();
+        assertThat(profile(Profiles.GIE_LORA).preRequests())
+                .as("the gateway counts no picks of its own")
+                .isEmpty();
     }
 
     @Test
     void llmdLoadStateKeepsTheAdaptersHomesWhileOneHasRoom() {
-        EndpointState home = state(1, EndpointMetrics.builder().waitingRequests(3).kvCacheUsage(0.4).slots(2, 1)
-                .resident("sql", AdapterResidency.IN_SLOT).adapterRunning("sql", 2).build());
-        EndpointState emptier = state(2, EndpointMetrics.builder().waitingRequests(0).kvCacheUsage(0.0).slots(2, 0)
-                .build());
+        EndpointState home = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(3)
+                        .kvCacheUsage(0.4)
+                        .slots(2, 1)
+                        .resident("sql", AdapterResidency.IN_SLOT)
+                        .adapterRunning("sql", 2)
+                        .build());
+        EndpointState emptier = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(0)
+                        .kvCacheUsage(0.0)
+                        .slots(2, 0)
+                        .build());
         EndpointPicker picker = profile(Profiles.LLMD_LOAD_STATE);
-        assertThat(ports(picker.pick(SQL, List.of(emptier, home)).ranked())).as("the filter keeps only the home")
+        assertThat(ports(picker.pick(SQL, List.of(emptier, home)).ranked()))
+                .as("the filter keeps only the home")
                 .containsExactly(1);
-        EndpointState saturatedHome = state(1, EndpointMetrics.builder().waitingRequests(20).kvCacheUsage(0.9)
-                .slots(2, 1).resident("sql", AdapterResidency.IN_SLOT).adapterRunning("sql", 2).build());
-        assertThat(picker.pick(SQL, List.of(emptier, saturatedHome)).best().endpoint().port())
-                .as("a saturated home opens a new copy elsewhere").isEqualTo(2);
+        EndpointState saturatedHome = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(20)
+                        .kvCacheUsage(0.9)
+                        .slots(2, 1)
+                        .resident("sql", AdapterResidency.IN_SLOT)
+                        .adapterRunning("sql", 2)
+                        .build());
+        assertThat(picker.pick(SQL, List.of(emptier, saturatedHome))
+                        .best()
+                        .endpoint()
+                        .port())
+                .as("a saturated home opens a new copy elsewhere")
+                .isEqualTo(2);
     }
 
     @Test
     void patchbayTakesTheAdaptersSlotAndCountsItsOwnPicks() {
         EndpointPicker picker = profile(Profiles.PATCHBAY);
         for (int i = 0; i < 10; i++) {
-            // In a slot, in host memory, a free slot, an idle one to evict; one whose slots are all busy is filtered out.
-            assertThat(ports(picker.pick(SQL, ScorersTest.onePerPlacement()).ranked())).containsExactly(1, 2, 3, 4);
+            // In a slot, in host memory, a free slot, an idle one to evict; one whose slots are all busy is filtered
+            // out.
+            assertThat(ports(picker.pick(SQL, ScorersTest.onePerPlacement()).ranked()))
+                    .containsExactly(1, 2, 3, 4);
         }
-        assertThat(picker.preRequests()).hasAtLeastOneElementOfType(OwnPicksCounter.class)
-                .as("lora-spread moves its drains as requests are sent").hasAtLeastOneElementOfType(LoraSpreadFilter.class);
+        assertThat(picker.preRequests())
+                .hasAtLeastOneElementOfType(OwnPicksCounter.class)
+                .as("lora-spread moves its drains as requests are sent")
+                .hasAtLeastOneElementOfType(LoraSpreadFilter.class);
     }
 
     /**
@@ -113,13 +175,34 @@ class BuiltInProfilesTest {
         AtomicLong clock = new AtomicLong();
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1), clock::get);
         List<EndpointState> pool = List.of(
-                state(1, EndpointMetrics.builder().waitingRequests(30).runningRequests(40).slots(1, 1)
-                        .resident("sql", AdapterResidency.IN_SLOT).adapterRunning("sql", 40).adapterWaiting("sql", 30)
-                        .build()),
-                state(2, EndpointMetrics.builder().waitingRequests(0).runningRequests(2).slots(1, 1)
-                        .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 2).build()),
-                state(3, EndpointMetrics.builder().waitingRequests(0).runningRequests(2).slots(1, 1)
-                        .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 2).build()));
+                state(
+                        1,
+                        EndpointMetrics.builder()
+                                .waitingRequests(30)
+                                .runningRequests(40)
+                                .slots(1, 1)
+                                .resident("sql", AdapterResidency.IN_SLOT)
+                                .adapterRunning("sql", 40)
+                                .adapterWaiting("sql", 30)
+                                .build()),
+                state(
+                        2,
+                        EndpointMetrics.builder()
+                                .waitingRequests(0)
+                                .runningRequests(2)
+                                .slots(1, 1)
+                                .resident("a", AdapterResidency.IN_SLOT)
+                                .adapterRunning("a", 2)
+                                .build()),
+                state(
+                        3,
+                        EndpointMetrics.builder()
+                                .waitingRequests(0)
+                                .runningRequests(2)
+                                .slots(1, 1)
+                                .resident("a", AdapterResidency.IN_SLOT)
+                                .adapterRunning("a", 2)
+                                .build()));
         LoraSpreadFilter spread = (LoraSpreadFilter) picker.filters().getFirst();
         for (int i = 0; i < 10; i++) {
             clock.addAndGet(1_000_000_000L);
@@ -134,7 +217,10 @@ class BuiltInProfilesTest {
     }
 
     private static void sendTo(EndpointPicker picker, List<EndpointState> pool, int port) {
-        EndpointState target = pool.stream().filter(s -> s.endpoint().port() == port).findFirst().orElseThrow();
+        EndpointState target = pool.stream()
+                .filter(s -> s.endpoint().port() == port)
+                .findFirst()
+                .orElseThrow();
         picker.pick(SQL, pool);
         picker.preRequest(new Fixtures.SentRequest(SQL, pool, target));
     }

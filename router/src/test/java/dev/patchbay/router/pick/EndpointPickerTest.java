@@ -1,15 +1,21 @@
 package dev.patchbay.router.pick;
 
+import static dev.patchbay.router.pick.Fixtures.ports;
+import static dev.patchbay.router.pick.Fixtures.queue;
+import static dev.patchbay.router.pick.Fixtures.state;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
 import dev.patchbay.router.flow.SaturationDetector;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -17,14 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static dev.patchbay.router.pick.Fixtures.ports;
-import static dev.patchbay.router.pick.Fixtures.queue;
-import static dev.patchbay.router.pick.Fixtures.state;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.within;
-import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 class EndpointPickerTest {
     private static final PickRequest SQL = PickRequest.adapter("sql");
@@ -72,24 +71,45 @@ class EndpointPickerTest {
     @Test
     void defaultProfileWeighsQueueKvResidencyPrefillAndBridge() {
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1));
-        assertThat(picker.scorers()).extracting(w -> w.scorer().name() + "=" + w.weight())
-                .containsExactly("queue=2.0", "kv-cache=2.0", "lora-residency=3.0", "prefill-queue=0.75", "lora-bridge=0.3");
+        assertThat(picker.scorers())
+                .extracting(w -> w.scorer().name() + "=" + w.weight())
+                .containsExactly(
+                        "queue=2.0", "kv-cache=2.0", "lora-residency=3.0", "prefill-queue=0.75", "lora-bridge=0.3");
         // One waiting request more (a quarter of the queue score's minimum spread of 4) does not outweigh the
         // adapter being in a slot rather than a free one (3 x 0.4); four more do.
-        EndpointState warm = state(1, EndpointMetrics.builder().waitingRequests(2).kvCacheUsage(0.5).slots(2, 1)
-                .resident("sql", AdapterResidency.IN_SLOT).build());
-        EndpointState cold = state(2, EndpointMetrics.builder().waitingRequests(1).kvCacheUsage(0.5).slots(2, 0).build());
+        EndpointState warm = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(2)
+                        .kvCacheUsage(0.5)
+                        .slots(2, 1)
+                        .resident("sql", AdapterResidency.IN_SLOT)
+                        .build());
+        EndpointState cold = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(1)
+                        .kvCacheUsage(0.5)
+                        .slots(2, 0)
+                        .build());
         double[] totals = picker.totalScores(SQL, List.of(warm, cold));
         // (prefill-queue scores only where the adapter is placed best: the warm one, nothing in flight there;
         // lora-bridge gives both 0.3: the holder, and an empty endpoint outside its group)
         assertThat(totals[0]).isCloseTo(2 * 0.75 + 2 * 0.5 + 3 * 1.0 + 0.75 + 0.3, within(1e-9));
         assertThat(totals[1]).isCloseTo(2 * 1 + 2 * 0.5 + 3 * 0.6 + 0.3, within(1e-9));
         assertThat(ports(picker.pick(SQL, List.of(warm, cold)).ranked())).containsExactly(1, 2);
-        EndpointState busyWarm = state(1, EndpointMetrics.builder().waitingRequests(5).kvCacheUsage(0.5).slots(2, 1)
-                .resident("sql", AdapterResidency.IN_SLOT).build());
+        EndpointState busyWarm = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(5)
+                        .kvCacheUsage(0.5)
+                        .slots(2, 1)
+                        .resident("sql", AdapterResidency.IN_SLOT)
+                        .build());
         assertThat(ports(picker.pick(SQL, List.of(busyWarm, cold)).ranked())).containsExactly(2, 1);
         assertThat(picker.preRequests()).hasAtLeastOneElementOfType(OwnPicksCounter.class);
-        assertThat(Profiles.create(Profiles.GIE_LORA, new Random(1)).preRequests()).isEmpty();
+        assertThat(Profiles.create(Profiles.GIE_LORA, new Random(1)).preRequests())
+                .isEmpty();
     }
 
     @Test
@@ -109,29 +129,65 @@ class EndpointPickerTest {
     @Test
     void patchbayJoinsALoadUnderWayRatherThanEvictingAnotherAdaptersOnlyCopy() {
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1));
-        EndpointState loading = state(1, EndpointMetrics.builder().waitingRequests(1).runningRequests(1).slots(2, 2)
-                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
-                .adapterRunning("a", 1).adapterWaiting("sql", 1).build());
-        EndpointState lighter = state(2, EndpointMetrics.builder().slots(2, 2)
-                .resident("c", AdapterResidency.IN_SLOT).resident("d", AdapterResidency.IN_SLOT).build());
-        assertThat(picker.pick(SQL, List.of(loading, lighter)).best().endpoint().port()).isEqualTo(1);
+        EndpointState loading = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(1)
+                        .runningRequests(1)
+                        .slots(2, 2)
+                        .resident("a", AdapterResidency.IN_SLOT)
+                        .resident("b", AdapterResidency.IN_SLOT)
+                        .adapterRunning("a", 1)
+                        .adapterWaiting("sql", 1)
+                        .build());
+        EndpointState lighter = state(
+                2,
+                EndpointMetrics.builder()
+                        .slots(2, 2)
+                        .resident("c", AdapterResidency.IN_SLOT)
+                        .resident("d", AdapterResidency.IN_SLOT)
+                        .build());
+        assertThat(picker.pick(SQL, List.of(loading, lighter)).best().endpoint().port())
+                .isEqualTo(1);
 
         // The same within one scrape interval, from the router's own count of what it sent.
-        EndpointState twin = state(1, EndpointMetrics.builder().slots(2, 2)
-                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT).build());
+        EndpointState twin = state(
+                1,
+                EndpointMetrics.builder()
+                        .slots(2, 2)
+                        .resident("a", AdapterResidency.IN_SLOT)
+                        .resident("b", AdapterResidency.IN_SLOT)
+                        .build());
         EndpointState first = picker.pick(SQL, List.of(twin, lighter)).best();
-        EndpointState afterSend = new EndpointState(first.endpoint(), first.metrics().withRequestSent("sql"));
+        EndpointState afterSend =
+                new EndpointState(first.endpoint(), first.metrics().withRequestSent("sql"));
         EndpointState other = first.endpoint().equals(twin.endpoint()) ? lighter : twin;
-        assertThat(picker.pick(SQL, List.of(other, afterSend)).best().endpoint()).isEqualTo(first.endpoint());
+        assertThat(picker.pick(SQL, List.of(other, afterSend)).best().endpoint())
+                .isEqualTo(first.endpoint());
     }
 
     @Test
     void gieLoraProfileReadsOnlyTheLegacyGauge() {
         EndpointPicker picker = Profiles.create(Profiles.GIE_LORA, new Random(3));
-        EndpointState residentOnly = state(1, EndpointMetrics.builder().maxLora(1).activeAdapters(Set.of("a"))
-                .slots(2, 1).resident("sql", AdapterResidency.IN_SLOT).build());
-        EndpointState active = state(2, EndpointMetrics.builder().maxLora(1).activeAdapters(Set.of("sql")).build());
-        assertThat(picker.pick(SQL, List.of(residentOnly, active)).best().endpoint().port()).isEqualTo(2);
+        EndpointState residentOnly = state(
+                1,
+                EndpointMetrics.builder()
+                        .maxLora(1)
+                        .activeAdapters(Set.of("a"))
+                        .slots(2, 1)
+                        .resident("sql", AdapterResidency.IN_SLOT)
+                        .build());
+        EndpointState active = state(
+                2,
+                EndpointMetrics.builder()
+                        .maxLora(1)
+                        .activeAdapters(Set.of("sql"))
+                        .build());
+        assertThat(picker.pick(SQL, List.of(residentOnly, active))
+                        .best()
+                        .endpoint()
+                        .port())
+                .isEqualTo(2);
     }
 
     @Test
@@ -142,25 +198,38 @@ class EndpointPickerTest {
             assertThat(result.outcome()).as(name).isEqualTo(PickResult.Outcome.PICKED);
             assertThat(result.ranked()).as(name).hasSize(2);
         }
-        assertThat(Profiles.create(Profiles.LEAST_QUEUE, new Random(1)).pick(SQL, states).best().endpoint().port())
+        assertThat(Profiles.create(Profiles.LEAST_QUEUE, new Random(1))
+                        .pick(SQL, states)
+                        .best()
+                        .endpoint()
+                        .port())
                 .isEqualTo(2);
         assertThatThrownBy(() -> Profiles.create("fastest", new Random(1))).hasMessageContaining("unknown profile");
     }
 
     @Test
     void noCandidatesMeansNoEndpoint() {
-        assertThat(Profiles.create(Profiles.PATCHBAY, new Random(1)).pick(SQL, List.of()).outcome())
+        assertThat(Profiles.create(Profiles.PATCHBAY, new Random(1))
+                        .pick(SQL, List.of())
+                        .outcome())
                 .isEqualTo(PickResult.Outcome.NO_ENDPOINT);
     }
 
     @Test
     void sheddableRequestsAreShedOnlyWhenEveryEndpointIsSaturated() {
         SaturationDetector saturation = SaturationDetector.DEFAULT;
-        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 10, 0.81)))).isTrue();
-        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 5, 0.95)))).as("one has room").isFalse();
-        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 50, 0.8)))).as("KV use at 0.8").isFalse();
+        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 10, 0.81))))
+                .isTrue();
+        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 5, 0.95))))
+                .as("one has room")
+                .isFalse();
+        assertThat(saturation.isSaturated(List.of(queue(1, 6, 0.9), queue(2, 50, 0.8))))
+                .as("KV use at 0.8")
+                .isFalse();
         assertThat(saturation.isSaturated(List.of())).isFalse();
-        assertThat(new SaturationDetector(1, 0.5).isSaturated(List.of(queue(1, 2, 0.6)))).as("stricter").isTrue();
+        assertThat(new SaturationDetector(1, 0.5).isSaturated(List.of(queue(1, 2, 0.6))))
+                .as("stricter")
+                .isTrue();
     }
 
     @Test

@@ -1,19 +1,22 @@
 package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.EndpointMetrics;
-
 import java.util.List;
 
 final class Fixtures {
-    private Fixtures() {
-    }
+    private Fixtures() {}
 
     static EndpointState state(int port, EndpointMetrics metrics) {
         return new EndpointState(new Endpoint("127.0.0.1", port), metrics);
     }
 
     static EndpointState queue(int port, int waiting, double kv) {
-        return state(port, EndpointMetrics.builder().waitingRequests(waiting).kvCacheUsage(kv).build());
+        return state(
+                port,
+                EndpointMetrics.builder()
+                        .waitingRequests(waiting)
+                        .kvCacheUsage(kv)
+                        .build());
     }
 
     static List<Integer> ports(List<EndpointState> states) {
@@ -23,8 +26,7 @@ final class Fixtures {
     /** A request going out to {@code target}, as the request lifecycle tells pre-request plugins; counts nothing. */
     record SentRequest(PickRequest request, List<EndpointState> candidates, EndpointState target) implements Dispatch {
         @Override
-        public void countUntilShown() {
-        }
+        public void countUntilShown() {}
     }
 
     /** A pick by {@code filter} whose request is then sent to the first endpoint it kept: filtered, then told. */

@@ -1,34 +1,34 @@
 package dev.patchbay.router.pick;
 
+import static dev.patchbay.router.pick.Fixtures.ports;
+import static dev.patchbay.router.pick.Fixtures.send;
+import static dev.patchbay.router.pick.Fixtures.state;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static dev.patchbay.router.pick.Fixtures.ports;
-import static dev.patchbay.router.pick.Fixtures.send;
-import static dev.patchbay.router.pick.Fixtures.state;
-import static org.assertj.core.api.Assertions.assertThat;
-import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 class LoraSpreadFilterTest {
     private static final AdapterResidency SLOT = new AdapterResidency(true, false, 8);
     private final AtomicLong clock = new AtomicLong();
-    private final LoraSpreadFilter filter = new LoraSpreadFilter(clock::get,
-            new LoraSpreadFilter.Settings(8, 60_000_000_000L, 30_000_000_000L, 0));
+    private final LoraSpreadFilter filter =
+            new LoraSpreadFilter(clock::get, new LoraSpreadFilter.Settings(8, 60_000_000_000L, 30_000_000_000L, 0));
 
     /** Three slots, all held; each adapter given as name=running. */
     private static EndpointState busy(int port, int waiting, Map<String, Integer> running) {
-        EndpointMetrics.Builder b = EndpointMetrics.builder().waitingRequests(waiting).slots(3, running.size());
+        EndpointMetrics.Builder b =
+                EndpointMetrics.builder().waitingRequests(waiting).slots(3, running.size());
         running.forEach((name, n) -> {
             b.resident(name, SLOT);
             b.adapterRunning(name, n);
@@ -47,7 +47,8 @@ class LoraSpreadFilterTest {
     @Test
     void drainsTheSlotThatFreesSoonestOnAnEndpointWithAShortQueue() {
         List<EndpointState> pool = frozenPool();
-        assertThat(ports(filter.filter(PickRequest.adapter("hot"), pool))).as("a pick sees the drain it would start")
+        assertThat(ports(filter.filter(PickRequest.adapter("hot"), pool)))
+                .as("a pick sees the drain it would start")
                 .containsExactly(1, 2, 3);
         assertThat(filter.drains()).as("but only a request sent starts it").isEmpty();
         assertThat(ports(send(filter, PickRequest.adapter("hot"), pool))).containsExactly(1, 2, 3);
@@ -61,22 +62,25 @@ class LoraSpreadFilterTest {
         assertThat(ports(send(filter, PickRequest.adapter("f"), pool))).containsExactly(1, 2, 3);
         assertThat(ports(send(filter, PickRequest.baseModel("base"), pool))).containsExactly(1, 2, 3);
         assertThat(filter.drains()).hasSize(1);
-        assertThat(filter.drainsStarted()).as("one drain, however many picks see it").isEqualTo(1);
-        assertThat(filter.drainsInProgress()).containsExactly(
-                new LoraSpreadFilter.DrainView(pool.get(2).endpoint(), "a", "hot"));
+        assertThat(filter.drainsStarted())
+                .as("one drain, however many picks see it")
+                .isEqualTo(1);
+        assertThat(filter.drainsInProgress())
+                .containsExactly(new LoraSpreadFilter.DrainView(pool.get(2).endpoint(), "a", "hot"));
     }
 
     @Test
     void aDrainStartsOnlyOnceItHasBeenWantedForThePersistenceTime() {
-        LoraSpreadFilter patient = new LoraSpreadFilter(clock::get,
-                new LoraSpreadFilter.Settings(8, 60_000_000_000L, 30_000_000_000L, 2_000));
+        LoraSpreadFilter patient = new LoraSpreadFilter(
+                clock::get, new LoraSpreadFilter.Settings(8, 60_000_000_000L, 30_000_000_000L, 2_000));
         List<EndpointState> frozen = frozenPool();
         send(patient, PickRequest.adapter("hot"), frozen);
         clock.set(1_999);
         send(patient, PickRequest.adapter("hot"), frozen);
         assertThat(patient.drains()).as("wanted for 1.999 s of 2").isEmpty();
         // The queues even out for a moment (a burst passed): the clock starts again.
-        List<EndpointState> even = List.of(busy(1, 2, Map.of("hot", 250, "a", 3, "b", 3)), frozen.get(1), frozen.get(2));
+        List<EndpointState> even =
+                List.of(busy(1, 2, Map.of("hot", 250, "a", 3, "b", 3)), frozen.get(1), frozen.get(2));
         send(patient, PickRequest.adapter("hot"), even);
         clock.set(3_000);
         send(patient, PickRequest.adapter("hot"), frozen);
@@ -90,13 +94,23 @@ class LoraSpreadFilterTest {
 
     @Test
     void aRescueOfAnAdapterHeldNowhereDoesNotWaitForThePersistenceTime() {
-        LoraSpreadFilter patient = new LoraSpreadFilter(clock::get,
-                new LoraSpreadFilter.Settings(8, 60_000_000_000L, 30_000_000_000L, 2_000));
-        EndpointState stuck = state(2, EndpointMetrics.builder().waitingRequests(5).slots(3, 3)
-                .resident("c", SLOT).adapterRunning("c", 60).resident("a", SLOT).adapterRunning("a", 9)
-                .resident("e", SLOT).adapterRunning("e", 4).adapterWaiting("lost", 5).build());
-        List<EndpointState> pool = List.of(busy(1, 0, Map.of("hot", 250, "a", 3, "b", 3)), stuck,
-                busy(3, 0, Map.of("f", 50, "g", 2, "h", 40)));
+        LoraSpreadFilter patient = new LoraSpreadFilter(
+                clock::get, new LoraSpreadFilter.Settings(8, 60_000_000_000L, 30_000_000_000L, 2_000));
+        EndpointState stuck = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(5)
+                        .slots(3, 3)
+                        .resident("c", SLOT)
+                        .adapterRunning("c", 60)
+                        .resident("a", SLOT)
+                        .adapterRunning("a", 9)
+                        .resident("e", SLOT)
+                        .adapterRunning("e", 4)
+                        .adapterWaiting("lost", 5)
+                        .build());
+        List<EndpointState> pool = List.of(
+                busy(1, 0, Map.of("hot", 250, "a", 3, "b", 3)), stuck, busy(3, 0, Map.of("f", 50, "g", 2, "h", 40)));
         send(patient, PickRequest.adapter("lost"), pool);
         assertThat(patient.drains()).containsExactly(Map.entry(stuck.endpoint(), "a"));
     }
@@ -111,7 +125,9 @@ class LoraSpreadFilterTest {
         send(filter, PickRequest.adapter("hot"), overloaded);
         assertThat(filter.drains()).isEmpty();
         // The same pool with one endpoint at the bound: that one is drained.
-        List<EndpointState> oneLight = List.of(overloaded.get(0), overloaded.get(1),
+        List<EndpointState> oneLight = List.of(
+                overloaded.get(0),
+                overloaded.get(1),
                 busy(3, LoraSpreadFilter.MAX_TARGET_WAITING, Map.of("f", 50, "a", 2, "g", 40)));
         send(filter, PickRequest.adapter("hot"), oneLight);
         assertThat(filter.drains()).containsExactly(Map.entry(oneLight.get(2).endpoint(), "a"));
@@ -120,15 +136,25 @@ class LoraSpreadFilterTest {
     @Test
     void anAdapterHeldNowhereGetsASlotDrainedWhereItsRequestsAreStuck() {
         // "lost" lost its last slot while every slot in the pool is busy: its requests queue and would wait forever.
-        EndpointState stuck = state(2, EndpointMetrics.builder().waitingRequests(5).slots(3, 3)
-                .resident("c", SLOT).adapterRunning("c", 60).resident("a", SLOT).adapterRunning("a", 9)
-                .resident("e", SLOT).adapterRunning("e", 4).adapterWaiting("lost", 5).build());
+        EndpointState stuck = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(5)
+                        .slots(3, 3)
+                        .resident("c", SLOT)
+                        .adapterRunning("c", 60)
+                        .resident("a", SLOT)
+                        .adapterRunning("a", 9)
+                        .resident("e", SLOT)
+                        .adapterRunning("e", 4)
+                        .adapterWaiting("lost", 5)
+                        .build());
         List<EndpointState> pool = List.of(
-                busy(1, 0, Map.of("hot", 250, "a", 3, "b", 3)),
-                stuck,
-                busy(3, 0, Map.of("f", 50, "g", 2, "h", 40)));
+                busy(1, 0, Map.of("hot", 250, "a", 3, "b", 3)), stuck, busy(3, 0, Map.of("f", 50, "g", 2, "h", 40)));
         send(filter, PickRequest.adapter("lost"), List.of(pool.get(0), pool.get(2)));
-        assertThat(filter.drains()).as("no stuck request yet: a first request goes where it waits least").isEmpty();
+        assertThat(filter.drains())
+                .as("no stuck request yet: a first request goes where it waits least")
+                .isEmpty();
         send(filter, PickRequest.adapter("lost"), pool);
         // Drained where the requests wait; "a" is also held on port 1, so its traffic has somewhere to go.
         assertThat(filter.drains()).containsExactly(Map.entry(stuck.endpoint(), "a"));
@@ -198,9 +224,8 @@ class LoraSpreadFilterTest {
         send(cooled, PickRequest.adapter("c"), arrived);
         assertThat(cooled.drains()).isEmpty();
         // Another hot adapter "k" is overloaded on port 4; port 3, which just took a slot, is the only short queue.
-        List<EndpointState> next = List.of(
-                busy(4, 40, Map.of("k", 250, "f", 3, "z", 3)),
-                busy(3, 0, Map.of("f", 50, "hot", 1, "g", 40)));
+        List<EndpointState> next =
+                List.of(busy(4, 40, Map.of("k", 250, "f", 3, "z", 3)), busy(3, 0, Map.of("f", 50, "hot", 1, "g", 40)));
         clock.addAndGet(9_999);
         send(cooled, PickRequest.adapter("k"), next);
         assertThat(cooled.drains()).isEmpty();
@@ -213,17 +238,33 @@ class LoraSpreadFilterTest {
     void noDrainWhileSomeEndpointHasRoomOrTheHoldersKeepUp() {
         List<EndpointState> withRoom = List.of(
                 busy(1, 40, Map.of("hot", 250, "a", 3, "b", 3)),
-                state(2, EndpointMetrics.builder().slots(3, 2).resident("c", SLOT).adapterRunning("c", 5)
-                        .resident("d", SLOT).adapterRunning("d", 5).build()));
+                state(
+                        2,
+                        EndpointMetrics.builder()
+                                .slots(3, 2)
+                                .resident("c", SLOT)
+                                .adapterRunning("c", 5)
+                                .resident("d", SLOT)
+                                .adapterRunning("d", 5)
+                                .build()));
         send(filter, PickRequest.adapter("hot"), withRoom);
-        List<EndpointState> keepingUp = List.of(
-                busy(1, 7, Map.of("hot", 250, "a", 3, "b", 3)),
-                busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)));
+        List<EndpointState> keepingUp =
+                List.of(busy(1, 7, Map.of("hot", 250, "a", 3, "b", 3)), busy(2, 0, Map.of("c", 60, "d", 30, "e", 20)));
         send(filter, PickRequest.adapter("hot"), keepingUp);
         List<EndpointState> legacyOnly = List.of(
-                state(1, EndpointMetrics.builder().waitingRequests(40).activeAdapters(Set.of("hot"))
-                        .maxLora(1).build()),
-                state(2, EndpointMetrics.builder().activeAdapters(Set.of("c")).maxLora(1).build()));
+                state(
+                        1,
+                        EndpointMetrics.builder()
+                                .waitingRequests(40)
+                                .activeAdapters(Set.of("hot"))
+                                .maxLora(1)
+                                .build()),
+                state(
+                        2,
+                        EndpointMetrics.builder()
+                                .activeAdapters(Set.of("c"))
+                                .maxLora(1)
+                                .build()));
         send(filter, PickRequest.adapter("hot"), legacyOnly);
         assertThat(filter.drains()).isEmpty();
     }
@@ -231,7 +272,9 @@ class LoraSpreadFilterTest {
     /** Like {@link #busy} with nothing waiting, and the adapters' requests as the running count. */
     private static EndpointState running(int port, Map<String, Integer> running) {
         EndpointMetrics.Builder b = EndpointMetrics.builder()
-                .runningRequests(running.values().stream().mapToInt(Integer::intValue).sum()).slots(3, running.size());
+                .runningRequests(
+                        running.values().stream().mapToInt(Integer::intValue).sum())
+                .slots(3, running.size());
         running.forEach((name, n) -> {
             b.resident(name, SLOT);
             b.adapterRunning(name, n);
@@ -250,12 +293,20 @@ class LoraSpreadFilterTest {
 
     @Test
     void noDrainForALoadGapUnderTwiceOrAtLowLoad() {
-        send(filter, PickRequest.adapter("hot"),
-                List.of(running(1, Map.of("hot", 200, "a", 40, "b", 10)), running(2, Map.of("c", 60, "d", 40, "a", 30))));
+        send(
+                filter,
+                PickRequest.adapter("hot"),
+                List.of(
+                        running(1, Map.of("hot", 200, "a", 40, "b", 10)),
+                        running(2, Map.of("c", 60, "d", 40, "a", 30))));
         assertThat(filter.drains()).as("250 against 130: under twice").isEmpty();
-        send(filter, PickRequest.adapter("hot"),
+        send(
+                filter,
+                PickRequest.adapter("hot"),
                 List.of(running(1, Map.of("hot", 20, "a", 5, "b", 5)), running(2, Map.of("c", 2, "d", 2, "a", 1))));
-        assertThat(filter.drains()).as("30 against 5: too few requests to be worth a load").isEmpty();
+        assertThat(filter.drains())
+                .as("30 against 5: too few requests to be worth a load")
+                .isEmpty();
     }
 
     @Test
@@ -272,15 +323,39 @@ class LoraSpreadFilterTest {
         AtomicLong now = new AtomicLong();
         EndpointPicker picker = Profiles.create(Profiles.PATCHBAY, new Random(1), now::get);
         List<EndpointState> pool = frozenPool();
-        assertThat(sendVia(picker, PickRequest.adapter("hot"), pool).best().endpoint().port()).isEqualTo(1);
+        assertThat(sendVia(picker, PickRequest.adapter("hot"), pool)
+                        .best()
+                        .endpoint()
+                        .port())
+                .isEqualTo(1);
         now.set(LoraSpreadFilter.DEFAULT_PERSISTENCE_NANOS); // the placement stayed frozen: the drain starts
-        assertThat(sendVia(picker, PickRequest.adapter("hot"), pool).best().endpoint().port()).isEqualTo(1);
+        assertThat(sendVia(picker, PickRequest.adapter("hot"), pool)
+                        .best()
+                        .endpoint()
+                        .port())
+                .isEqualTo(1);
         // "a" has drained from port 3: its slot is idle, and the hot adapter's next request takes it.
-        List<EndpointState> drained = List.of(pool.get(0), pool.get(1), state(3, EndpointMetrics.builder()
-                .waitingRequests(1).slots(3, 3).resident("f", SLOT).adapterRunning("f", 50).resident("a", SLOT)
-                .resident("g", SLOT).adapterRunning("g", 40).build()));
-        assertThat(picker.pick(PickRequest.adapter("hot"), drained).best().endpoint().port()).isEqualTo(3);
-        assertThat(picker.pick(PickRequest.adapter("new"), drained).ranked()).extracting(s -> s.endpoint().port())
+        List<EndpointState> drained = List.of(
+                pool.get(0),
+                pool.get(1),
+                state(
+                        3,
+                        EndpointMetrics.builder()
+                                .waitingRequests(1)
+                                .slots(3, 3)
+                                .resident("f", SLOT)
+                                .adapterRunning("f", 50)
+                                .resident("a", SLOT)
+                                .resident("g", SLOT)
+                                .adapterRunning("g", 40)
+                                .build()));
+        assertThat(picker.pick(PickRequest.adapter("hot"), drained)
+                        .best()
+                        .endpoint()
+                        .port())
+                .isEqualTo(3);
+        assertThat(picker.pick(PickRequest.adapter("new"), drained).ranked())
+                .extracting(s -> s.endpoint().port())
                 .doesNotContain(3);
     }
 

@@ -8,8 +8,7 @@ import java.util.List;
  * alike. A part of a class not listed here fails the test that asks, so a new scorer cannot slip past unchecked.
  */
 public final class PickerShape {
-    private PickerShape() {
-    }
+    private PickerShape() {}
 
     public static List<String> of(EndpointPicker picker) {
         List<String> lines = new ArrayList<>();
@@ -31,8 +30,9 @@ public final class PickerShape {
         return switch (filter) {
             case LoraSpreadFilter f -> "lora-spread " + f.settings();
             case LoraCapacityFilter f -> "lora-capacity";
-            case LoraResidencyFilter f -> "lora-residency maxReplicas=" + f.maxReplicas() + " queueThreshold="
-                    + f.queueThreshold() + " kvCacheThreshold=" + f.kvCacheThreshold();
+            case LoraResidencyFilter f ->
+                "lora-residency maxReplicas=" + f.maxReplicas() + " queueThreshold=" + f.queueThreshold()
+                        + " kvCacheThreshold=" + f.kvCacheThreshold();
             default -> throw new AssertionError("no shape for " + filter.getClass());
         };
     }

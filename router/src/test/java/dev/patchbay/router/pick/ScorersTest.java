@@ -1,18 +1,17 @@
 package dev.patchbay.router.pick;
 
-import dev.patchbay.router.scrape.AdapterResidency;
-import dev.patchbay.router.scrape.EndpointMetrics;
-import dev.patchbay.router.scrape.LoraPlacement;
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.Set;
-
 import static dev.patchbay.router.pick.Fixtures.queue;
 import static dev.patchbay.router.pick.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.patchbay.router.scrape.AdapterResidency;
+import dev.patchbay.router.scrape.EndpointMetrics;
+import dev.patchbay.router.scrape.LoraPlacement;
+import java.util.List;
 import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 class ScorersTest {
     private static final PickRequest SQL = PickRequest.adapter("sql");
@@ -25,7 +24,8 @@ class ScorersTest {
 
     @Test
     void queueScoreIsOneWhenAllEqual() {
-        assertThat(new QueueScorer().score(SQL, List.of(queue(1, 4, 0), queue(2, 4, 0)))).containsExactly(1.0, 1.0);
+        assertThat(new QueueScorer().score(SQL, List.of(queue(1, 4, 0), queue(2, 4, 0))))
+                .containsExactly(1.0, 1.0);
     }
 
     @Test
@@ -43,10 +43,11 @@ class ScorersTest {
      * one; {@code queued} requests (one per adapter) wait for a slot.
      */
     private static EndpointState slotBound(int port, int hot, int queued) {
-        EndpointMetrics.Builder b = EndpointMetrics.builder().slots(4, 4).waitingRequests(queued)
-                .runningRequests(40 * hot + 4 - hot);
+        EndpointMetrics.Builder b =
+                EndpointMetrics.builder().slots(4, 4).waitingRequests(queued).runningRequests(40 * hot + 4 - hot);
         for (int i = 0; i < 4; i++) {
-            b.resident("s" + port + "-" + i, AdapterResidency.IN_SLOT).adapterRunning("s" + port + "-" + i, i < hot ? 40 : 1);
+            b.resident("s" + port + "-" + i, AdapterResidency.IN_SLOT)
+                    .adapterRunning("s" + port + "-" + i, i < hot ? 40 : 1);
         }
         for (int i = 0; i < queued; i++) {
             b.adapterWaiting("q" + port + "-" + i, 1);
@@ -63,7 +64,9 @@ class ScorersTest {
         List<EndpointState> pool = List.of(slotBound(1, 0, 6), slotBound(2, 3, 6), slotBound(3, 0, 12));
         assertThat(plain.score(SQL, pool)).containsExactly(1.0, 1.0, 0.0);
         assertThat(QueueScorer.queueBehind(pool.get(1).metrics(), "sql")).isEqualTo(6 + (6 + 1) * 3);
-        assertThat(QueueScorer.queueBehind(pool.get(0).metrics(), "sql")).as("every slot turns over").isEqualTo(6);
+        assertThat(QueueScorer.queueBehind(pool.get(0).metrics(), "sql"))
+                .as("every slot turns over")
+                .isEqualTo(6);
         double[] scores = turnover.score(SQL, pool);
         assertThat(scores[0]).isEqualTo(1.0);
         assertThat(scores[1]).isLessThan(scores[2]);
@@ -72,7 +75,8 @@ class ScorersTest {
         // The adapter's own slot, or its queue, is not waited for; base-model requests wait for no slot.
         String hotAdapter = "s2-0", queuedAdapter = "q2-0";
         assertThat(QueueScorer.queueBehind(pool.get(1).metrics(), hotAdapter)).isEqualTo(6);
-        assertThat(QueueScorer.queueBehind(pool.get(1).metrics(), queuedAdapter)).isEqualTo(6);
+        assertThat(QueueScorer.queueBehind(pool.get(1).metrics(), queuedAdapter))
+                .isEqualTo(6);
         assertThat(turnover.score(PickRequest.baseModel("base"), pool)).containsExactly(plain.score(SQL, pool));
     }
 
@@ -89,10 +93,11 @@ class ScorersTest {
     void bridgeScorePrefersAGroupTheHoldersDoNotReachYet() {
         // 1 holds h2 and shares h1 with 2: one group {1, 2}. 3 holds c alone, 4 holds nothing.
         List<EndpointState> pool = List.of(slots(1, "h1", "h2"), slots(2, "h1"), slots(3, "c"), slots(4));
-        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("h2"), pool)).containsExactly(1.0, 0.0, 1.0, 1.0);
+        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("h2"), pool))
+                .containsExactly(1.0, 0.0, 1.0, 1.0);
         // A chain reaches further: 5 shares c with 3, and 3 now shares h1 with 2, so 3 and 5 are in h2's group.
-        List<EndpointState> chained = List.of(slots(1, "h1", "h2"), slots(2, "h1"), slots(3, "c", "h1"),
-                slots(5, "c"), slots(4));
+        List<EndpointState> chained =
+                List.of(slots(1, "h1", "h2"), slots(2, "h1"), slots(3, "c", "h1"), slots(5, "c"), slots(4));
         assertThat(new LoraBridgeScorer().score(PickRequest.adapter("h2"), chained))
                 .containsExactly(1.0, 0.0, 0.0, 0.0, 1.0);
     }
@@ -100,10 +105,13 @@ class ScorersTest {
     @Test
     void bridgeScoreIsNeutralWithOneGroupNoHolderOrABaseModel() {
         List<EndpointState> oneGroup = List.of(slots(1, "a", "b"), slots(2, "b", "c"), slots(3, "c"));
-        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("a"), oneGroup)).containsExactly(1.0, 1.0, 1.0);
+        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("a"), oneGroup))
+                .containsExactly(1.0, 1.0, 1.0);
         List<EndpointState> twoGroups = List.of(slots(1, "a"), slots(2, "b"));
-        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("new"), twoGroups)).containsExactly(1.0, 1.0);
-        assertThat(new LoraBridgeScorer().score(PickRequest.baseModel("base"), twoGroups)).containsExactly(1.0, 1.0);
+        assertThat(new LoraBridgeScorer().score(PickRequest.adapter("new"), twoGroups))
+                .containsExactly(1.0, 1.0);
+        assertThat(new LoraBridgeScorer().score(PickRequest.baseModel("base"), twoGroups))
+                .containsExactly(1.0, 1.0);
     }
 
     private static EndpointState inFlight(int port, long promptTokens) {
@@ -125,8 +133,12 @@ class ScorersTest {
 
     @Test
     void prefillQueueScoresOnlyWhereTheAdapterIsPlacedBest() {
-        EndpointMetrics inHost = EndpointMetrics.builder().slots(4, 1).resident("sql", AdapterResidency.IN_HOST)
-                .resident("x", AdapterResidency.IN_SLOT).adapterRunning("x", 2).build();
+        EndpointMetrics inHost = EndpointMetrics.builder()
+                .slots(4, 1)
+                .resident("sql", AdapterResidency.IN_HOST)
+                .resident("x", AdapterResidency.IN_SLOT)
+                .adapterRunning("x", 2)
+                .build();
         EndpointMetrics freeSlot = EndpointMetrics.builder().slots(4, 0).build();
         List<EndpointState> states = List.of(
                 new EndpointState(new Endpoint("127.0.0.1", 1), inHost, 2000),
@@ -135,43 +147,66 @@ class ScorersTest {
         // the idle free slot would need a load from storage: prefill work is no reason to pay one
         assertThat(new PrefillQueueScorer().score(SQL, states)).containsExactly(0.0, 0.0, 0.5);
         // a base-model request needs no adapter: every endpoint counts
-        assertThat(new PrefillQueueScorer().score(PickRequest.baseModel("base"), states)).containsExactly(0.0, 1.0, 0.5);
+        assertThat(new PrefillQueueScorer().score(PickRequest.baseModel("base"), states))
+                .containsExactly(0.0, 1.0, 0.5);
     }
 
     @Test
     void patchbayPrefersTheHolderWithLessPrefillButNeverLeavesTheSlotForIt() {
         EndpointPicker patchbay = Profiles.create(Profiles.PATCHBAY, new Random(1));
-        EndpointMetrics holds = EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 1)
-                .resident("sql", new AdapterResidency(true, false, 8)).adapterRunning("sql", 3).build();
-        EndpointMetrics freeSlot = EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 0).build();
+        EndpointMetrics holds = EndpointMetrics.builder()
+                .kvCacheUsage(0.5)
+                .slots(4, 1)
+                .resident("sql", new AdapterResidency(true, false, 8))
+                .adapterRunning("sql", 3)
+                .build();
+        EndpointMetrics freeSlot =
+                EndpointMetrics.builder().kvCacheUsage(0.5).slots(4, 0).build();
         EndpointState busyHolder = new EndpointState(new Endpoint("127.0.0.1", 1), holds, 3000);
         EndpointState idleHolder = new EndpointState(new Endpoint("127.0.0.1", 2), holds, 0);
-        assertThat(patchbay.pick(SQL, List.of(busyHolder, idleHolder)).best().endpoint().port()).isEqualTo(2);
+        assertThat(patchbay.pick(SQL, List.of(busyHolder, idleHolder))
+                        .best()
+                        .endpoint()
+                        .port())
+                .isEqualTo(2);
         // an endpoint without the adapter, with nothing in flight, still loses to a busy holder
         EndpointState emptyNonHolder = new EndpointState(new Endpoint("127.0.0.1", 3), freeSlot, 0);
-        assertThat(patchbay.pick(SQL, List.of(busyHolder, emptyNonHolder)).best().endpoint().port()).isEqualTo(1);
+        assertThat(patchbay.pick(SQL, List.of(busyHolder, emptyNonHolder))
+                        .best()
+                        .endpoint()
+                        .port())
+                .isEqualTo(1);
     }
 
     @Test
     void kvCacheScoreIsOneMinusUsage() {
-        assertThat(new KvCacheScorer().score(SQL, List.of(queue(1, 0, 0.25), queue(2, 0, 1.0), queue(3, 0, Double.NaN))))
+        assertThat(new KvCacheScorer()
+                        .score(SQL, List.of(queue(1, 0, 0.25), queue(2, 0, 1.0), queue(3, 0, Double.NaN))))
                 .containsExactly(0.75, 0.0, 0.0);
     }
 
     private static EndpointMetrics legacy(Set<String> active, Set<String> waiting, int maxLora) {
-        return EndpointMetrics.builder().activeAdapters(active).waitingAdapters(waiting).maxLora(maxLora).build();
+        return EndpointMetrics.builder()
+                .activeAdapters(active)
+                .waitingAdapters(waiting)
+                .maxLora(maxLora)
+                .build();
     }
 
     @Test
     void loraAffinityFollowsTheGatewayConstants() {
         assertThat(LoraAffinityScorer.score(legacy(Set.of("sql", "a", "b"), Set.of(), 3), "sql"))
-                .isEqualTo(LoraAffinityScorer.ACTIVE).isEqualTo(1.0);
+                .isEqualTo(LoraAffinityScorer.ACTIVE)
+                .isEqualTo(1.0);
         assertThat(LoraAffinityScorer.score(legacy(Set.of("a"), Set.of("sql"), 3), "sql"))
-                .isEqualTo(LoraAffinityScorer.HAS_CAPACITY).isEqualTo(0.8);
+                .isEqualTo(LoraAffinityScorer.HAS_CAPACITY)
+                .isEqualTo(0.8);
         assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("sql"), 3), "sql"))
-                .isEqualTo(LoraAffinityScorer.WAITING).isEqualTo(0.6);
+                .isEqualTo(LoraAffinityScorer.WAITING)
+                .isEqualTo(0.6);
         assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of(), 3), "sql"))
-                .isEqualTo(LoraAffinityScorer.NONE).isEqualTo(0.0);
+                .isEqualTo(LoraAffinityScorer.NONE)
+                .isEqualTo(0.0);
     }
 
     @Test
@@ -184,40 +219,83 @@ class ScorersTest {
         assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of("a", "b", "c"), 3), "sql"))
                 .isEqualTo(LoraAffinityScorer.NONE);
         // A base-model request is scored like any name on no list: spare capacity or nothing.
-        double[] base = new LoraAffinityScorer().score(PickRequest.baseModel("base-8b"), List.of(
-                state(1, legacy(Set.of("a"), Set.of("a"), 3)), state(2, legacy(Set.of("a", "b", "c"), Set.of(), 3))));
+        double[] base = new LoraAffinityScorer()
+                .score(
+                        PickRequest.baseModel("base-8b"),
+                        List.of(
+                                state(1, legacy(Set.of("a"), Set.of("a"), 3)),
+                                state(2, legacy(Set.of("a", "b", "c"), Set.of(), 3))));
         assertThat(base).containsExactly(LoraAffinityScorer.HAS_CAPACITY, LoraAffinityScorer.NONE);
     }
 
     @Test
     void loraAffinityIgnoresResidencyFamilies() {
-        EndpointMetrics onlyResident = EndpointMetrics.builder().maxLora(1).activeAdapters(Set.of("a"))
-                .slots(4, 1).resident("sql", AdapterResidency.IN_SLOT).build();
+        EndpointMetrics onlyResident = EndpointMetrics.builder()
+                .maxLora(1)
+                .activeAdapters(Set.of("a"))
+                .slots(4, 1)
+                .resident("sql", AdapterResidency.IN_SLOT)
+                .build();
         assertThat(LoraAffinityScorer.score(onlyResident, "sql")).isEqualTo(LoraAffinityScorer.NONE);
     }
 
     /** One endpoint for each placement, built from the new families. */
     static List<EndpointState> onePerPlacement() {
         return List.of(
-                state(1, EndpointMetrics.builder().slots(2, 2).resident("sql", AdapterResidency.IN_SLOT)
-                        .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 3).build()),
-                state(2, EndpointMetrics.builder().slots(2, 2).resident("sql", AdapterResidency.IN_HOST)
-                        .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
-                        .adapterRunning("a", 1).build()),
-                state(3, EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
-                        .adapterRunning("a", 1).build()),
-                state(4, EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
-                        .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).build()),
-                state(5, EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
-                        .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("b", 1)
-                        .build()));
+                state(
+                        1,
+                        EndpointMetrics.builder()
+                                .slots(2, 2)
+                                .resident("sql", AdapterResidency.IN_SLOT)
+                                .resident("a", AdapterResidency.IN_SLOT)
+                                .adapterRunning("a", 3)
+                                .build()),
+                state(
+                        2,
+                        EndpointMetrics.builder()
+                                .slots(2, 2)
+                                .resident("sql", AdapterResidency.IN_HOST)
+                                .resident("a", AdapterResidency.IN_SLOT)
+                                .resident("b", AdapterResidency.IN_SLOT)
+                                .adapterRunning("a", 1)
+                                .build()),
+                state(
+                        3,
+                        EndpointMetrics.builder()
+                                .slots(2, 1)
+                                .resident("a", AdapterResidency.IN_SLOT)
+                                .adapterRunning("a", 1)
+                                .build()),
+                state(
+                        4,
+                        EndpointMetrics.builder()
+                                .slots(2, 2)
+                                .resident("a", AdapterResidency.IN_SLOT)
+                                .resident("b", AdapterResidency.IN_SLOT)
+                                .adapterRunning("a", 1)
+                                .build()),
+                state(
+                        5,
+                        EndpointMetrics.builder()
+                                .slots(2, 2)
+                                .resident("a", AdapterResidency.IN_SLOT)
+                                .resident("b", AdapterResidency.IN_SLOT)
+                                .adapterRunning("a", 1)
+                                .adapterWaiting("b", 1)
+                                .build()));
     }
 
     @Test
     void placementsFollowTheResidencyOrder() {
-        assertThat(onePerPlacement().stream().map(s -> LoraPlacement.of(s.metrics(), "sql")).toList())
-                .containsExactly(LoraPlacement.IN_SLOT, LoraPlacement.IN_HOST, LoraPlacement.FREE_SLOT,
-                        LoraPlacement.IDLE_SLOT, LoraPlacement.ALL_SLOTS_BUSY);
+        assertThat(onePerPlacement().stream()
+                        .map(s -> LoraPlacement.of(s.metrics(), "sql"))
+                        .toList())
+                .containsExactly(
+                        LoraPlacement.IN_SLOT,
+                        LoraPlacement.IN_HOST,
+                        LoraPlacement.FREE_SLOT,
+                        LoraPlacement.IDLE_SLOT,
+                        LoraPlacement.ALL_SLOTS_BUSY);
     }
 
     @Test
@@ -233,20 +311,35 @@ class ScorersTest {
     @Test
     void residencyScoresAreConfigurable() {
         ResidencyScores custom = new ResidencyScores(0.9, 0.5, 0.4, 0.2, 0.1);
-        assertThat(new LoraResidencyScorer(custom).score(SQL, onePerPlacement())).containsExactly(0.9, 0.5, 0.4, 0.2, 0.1);
-        assertThatThrownBy(() -> new ResidencyScores(0.5, 0.7, 0.4, 0.2, 0.1)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(new LoraResidencyScorer(custom).score(SQL, onePerPlacement()))
+                .containsExactly(0.9, 0.5, 0.4, 0.2, 0.1);
+        assertThatThrownBy(() -> new ResidencyScores(0.5, 0.7, 0.4, 0.2, 0.1))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void anAdapterWaitingWhereASlotCanBeHadIsLoadingAndScoresAsInASlot() {
-        EndpointMetrics idleSlot = EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
-                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("sql", 1).build();
-        EndpointMetrics freeSlot = EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
-                .adapterWaiting("sql", 2).build();
-        EndpointMetrics inHost = EndpointMetrics.builder().slots(2, 2).resident("sql", AdapterResidency.IN_HOST)
-                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
-                .adapterWaiting("sql", 1).build();
-        assertThat(List.of(idleSlot, freeSlot, inHost)).extracting(m -> LoraPlacement.of(m, "sql"))
+        EndpointMetrics idleSlot = EndpointMetrics.builder()
+                .slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1)
+                .adapterWaiting("sql", 1)
+                .build();
+        EndpointMetrics freeSlot = EndpointMetrics.builder()
+                .slots(2, 1)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .adapterWaiting("sql", 2)
+                .build();
+        EndpointMetrics inHost = EndpointMetrics.builder()
+                .slots(2, 2)
+                .resident("sql", AdapterResidency.IN_HOST)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT)
+                .adapterWaiting("sql", 1)
+                .build();
+        assertThat(List.of(idleSlot, freeSlot, inHost))
+                .extracting(m -> LoraPlacement.of(m, "sql"))
                 .containsOnly(LoraPlacement.LOADING);
         assertThat(new LoraResidencyScorer().score(SQL, List.of(state(1, idleSlot), state(2, freeSlot))))
                 .containsExactly(ResidencyScores.DEFAULT.inSlot(), ResidencyScores.DEFAULT.inSlot());
@@ -256,62 +349,108 @@ class ScorersTest {
     void requestsWaitingForASlotToFreeAreQueuedAndANewOneJoinsThemRatherThanLoadingASecondCopy() {
         // Every slot busy: sql's requests wait until one frees, and the next one for sql waits with them for the
         // same load; anywhere else it would queue for a slot too and the fleet would load sql twice.
-        EndpointMetrics queued = EndpointMetrics.builder().waitingRequests(3).slots(2, 2)
-                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT)
-                .adapterRunning("a", 1).adapterRunning("b", 1).adapterWaiting("sql", 3).build();
-        EndpointMetrics busy = EndpointMetrics.builder().slots(2, 2).resident("c", AdapterResidency.IN_SLOT)
-                .resident("d", AdapterResidency.IN_SLOT).adapterRunning("c", 1).adapterRunning("d", 1).build();
+        EndpointMetrics queued = EndpointMetrics.builder()
+                .waitingRequests(3)
+                .slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1)
+                .adapterRunning("b", 1)
+                .adapterWaiting("sql", 3)
+                .build();
+        EndpointMetrics busy = EndpointMetrics.builder()
+                .slots(2, 2)
+                .resident("c", AdapterResidency.IN_SLOT)
+                .resident("d", AdapterResidency.IN_SLOT)
+                .adapterRunning("c", 1)
+                .adapterRunning("d", 1)
+                .build();
         assertThat(LoraPlacement.of(queued, "sql")).isEqualTo(LoraPlacement.QUEUED);
         assertThat(new LoraResidencyScorer().score(SQL, List.of(state(1, queued), state(2, busy))))
                 .containsExactly(ResidencyScores.DEFAULT.inSlot(), ResidencyScores.DEFAULT.allSlotsBusy());
         assertThat(new LoraCapacityFilter().filter(SQL, List.of(state(1, queued), state(2, busy))))
-                .extracting(st -> st.endpoint().port()).containsExactly(1);
+                .extracting(st -> st.endpoint().port())
+                .containsExactly(1);
         // An adapter queued behind another adapter's claim on the one idle slot is queued too.
-        EndpointMetrics behind = EndpointMetrics.builder().slots(2, 2).resident("a", AdapterResidency.IN_SLOT)
-                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("x", 1)
-                .adapterWaiting("sql", 1).build();
+        EndpointMetrics behind = EndpointMetrics.builder()
+                .slots(2, 2)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1)
+                .adapterWaiting("x", 1)
+                .adapterWaiting("sql", 1)
+                .build();
         assertThat(LoraPlacement.of(behind, "sql")).isEqualTo(LoraPlacement.QUEUED);
     }
 
     @Test
     void slotsThatAdaptersQueueForAreNotFreeForANewAdapter() {
         // One slot free, but x queues for it: a new adapter would wait behind x.
-        EndpointMetrics freeButClaimed = EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
-                .adapterRunning("a", 1).adapterWaiting("x", 1).build();
+        EndpointMetrics freeButClaimed = EndpointMetrics.builder()
+                .slots(2, 1)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1)
+                .adapterWaiting("x", 1)
+                .build();
         // One slot free and one held by idle b: x takes the free one, b's is still to be had.
-        EndpointMetrics idleLeft = EndpointMetrics.builder().slots(3, 2).resident("a", AdapterResidency.IN_SLOT)
-                .resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1).adapterWaiting("x", 1).build();
+        EndpointMetrics idleLeft = EndpointMetrics.builder()
+                .slots(3, 2)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .resident("b", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1)
+                .adapterWaiting("x", 1)
+                .build();
         // Two free slots, one claimed by x: one is still free.
-        EndpointMetrics oneFreeLeft = EndpointMetrics.builder().slots(3, 1).resident("a", AdapterResidency.IN_SLOT)
-                .adapterRunning("a", 1).adapterWaiting("x", 1).build();
-        assertThat(List.of(freeButClaimed, idleLeft, oneFreeLeft)).extracting(m -> LoraPlacement.of(m, "sql"))
+        EndpointMetrics oneFreeLeft = EndpointMetrics.builder()
+                .slots(3, 1)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1)
+                .adapterWaiting("x", 1)
+                .build();
+        assertThat(List.of(freeButClaimed, idleLeft, oneFreeLeft))
+                .extracting(m -> LoraPlacement.of(m, "sql"))
                 .containsExactly(LoraPlacement.ALL_SLOTS_BUSY, LoraPlacement.IDLE_SLOT, LoraPlacement.FREE_SLOT);
-        EndpointMetrics inHostButClaimed = EndpointMetrics.builder().slots(2, 1).resident("a", AdapterResidency.IN_SLOT)
-                .resident("sql", AdapterResidency.IN_HOST).adapterRunning("a", 1).adapterWaiting("x", 1).build();
+        EndpointMetrics inHostButClaimed = EndpointMetrics.builder()
+                .slots(2, 1)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .resident("sql", AdapterResidency.IN_HOST)
+                .adapterRunning("a", 1)
+                .adapterWaiting("x", 1)
+                .build();
         assertThat(LoraPlacement.of(inHostButClaimed, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
-        assertThat(LoraPlacement.of(inHostButClaimed, "x")).as("x itself has the slot").isEqualTo(LoraPlacement.LOADING);
+        assertThat(LoraPlacement.of(inHostButClaimed, "x"))
+                .as("x itself has the slot")
+                .isEqualTo(LoraPlacement.LOADING);
     }
 
     @Test
     void pinnedIdleAdaptersAreNotCheapToEvict() {
-        EndpointMetrics pinned = EndpointMetrics.builder().slots(1, 1)
-                .resident("a", new AdapterResidency(true, true, 8)).build();
+        EndpointMetrics pinned = EndpointMetrics.builder()
+                .slots(1, 1)
+                .resident("a", new AdapterResidency(true, true, 8))
+                .build();
         assertThat(LoraPlacement.of(pinned, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
     }
 
     @Test
     void hostResidentAdapterBehindBusySlotsWaitsLikeAnyOther() {
-        EndpointMetrics m = EndpointMetrics.builder().slots(1, 1).resident("sql", AdapterResidency.IN_HOST)
-                .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 2).build();
+        EndpointMetrics m = EndpointMetrics.builder()
+                .slots(1, 1)
+                .resident("sql", AdapterResidency.IN_HOST)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 2)
+                .build();
         assertThat(LoraPlacement.of(m, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
     }
 
     @Test
     void legacyOnlyEndpointsFallBackOnActivity() {
         assertThat(LoraPlacement.of(legacy(Set.of("sql"), Set.of(), 2), "sql")).isEqualTo(LoraPlacement.IN_SLOT);
-        assertThat(LoraPlacement.of(legacy(Set.of("a", "b"), Set.of("sql"), 2), "sql")).isEqualTo(LoraPlacement.IN_HOST);
+        assertThat(LoraPlacement.of(legacy(Set.of("a", "b"), Set.of("sql"), 2), "sql"))
+                .isEqualTo(LoraPlacement.IN_HOST);
         assertThat(LoraPlacement.of(legacy(Set.of("a"), Set.of(), 2), "sql")).isEqualTo(LoraPlacement.FREE_SLOT);
-        assertThat(LoraPlacement.of(legacy(Set.of("a"), Set.of("b"), 2), "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+        assertThat(LoraPlacement.of(legacy(Set.of("a"), Set.of("b"), 2), "sql"))
+                .isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
         assertThat(LoraPlacement.of(EndpointMetrics.EMPTY, "sql")).isEqualTo(LoraPlacement.FREE_SLOT);
     }
 
@@ -327,21 +466,51 @@ class ScorersTest {
     void capacityFilterSpillsOverOnceEveryHolderIsBacklogged() {
         LoraCapacityFilter filter = new LoraCapacityFilter();
         int over = LoraCapacityFilter.SPILL_WAITING + 1;
-        EndpointState holder = state(1, EndpointMetrics.builder().waitingRequests(over).slots(2, 2)
-                .resident("sql", AdapterResidency.IN_SLOT).resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1)
-                .adapterRunning("sql", 5).build());
-        EndpointState busyElsewhere = state(2, EndpointMetrics.builder().waitingRequests(2).slots(2, 2)
-                .resident("a", AdapterResidency.IN_SLOT).resident("b", AdapterResidency.IN_SLOT).adapterRunning("a", 1)
-                .adapterRunning("b", 1).build());
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere)))).containsExactly(1, 2);
-        EndpointState calmHolder = state(1, EndpointMetrics.builder().waitingRequests(over - 1).slots(2, 2)
-                .resident("sql", AdapterResidency.IN_SLOT).resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1)
-                .adapterRunning("sql", 5).build());
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(calmHolder, busyElsewhere)))).containsExactly(1);
+        EndpointState holder = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(over)
+                        .slots(2, 2)
+                        .resident("sql", AdapterResidency.IN_SLOT)
+                        .resident("a", AdapterResidency.IN_SLOT)
+                        .adapterRunning("a", 1)
+                        .adapterRunning("sql", 5)
+                        .build());
+        EndpointState busyElsewhere = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(2)
+                        .slots(2, 2)
+                        .resident("a", AdapterResidency.IN_SLOT)
+                        .resident("b", AdapterResidency.IN_SLOT)
+                        .adapterRunning("a", 1)
+                        .adapterRunning("b", 1)
+                        .build());
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere))))
+                .containsExactly(1, 2);
+        EndpointState calmHolder = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(over - 1)
+                        .slots(2, 2)
+                        .resident("sql", AdapterResidency.IN_SLOT)
+                        .resident("a", AdapterResidency.IN_SLOT)
+                        .adapterRunning("a", 1)
+                        .adapterRunning("sql", 5)
+                        .build());
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(calmHolder, busyElsewhere))))
+                .containsExactly(1);
         // An endpoint with a free slot is still preferred to spilling: only it and the holder stay.
-        EndpointState freeSlot = state(3, EndpointMetrics.builder().waitingRequests(30).slots(2, 1)
-                .resident("a", AdapterResidency.IN_SLOT).adapterRunning("a", 1).build());
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere, freeSlot)))).containsExactly(1, 3);
+        EndpointState freeSlot = state(
+                3,
+                EndpointMetrics.builder()
+                        .waitingRequests(30)
+                        .slots(2, 1)
+                        .resident("a", AdapterResidency.IN_SLOT)
+                        .adapterRunning("a", 1)
+                        .build());
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere, freeSlot))))
+                .containsExactly(1, 3);
     }
 
     @Test

@@ -1,36 +1,33 @@
 package dev.patchbay.router.pool;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.scrape.AdapterIds;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.testkit.Await;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import java.io.IOException;
-import java.nio.file.StandardCopyOption;
-import java.util.HashSet;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
 
 class EndpointPoolTest {
     /** {@code send}, counted in its endpoint's metrics until shown, as the own-picks-counter counts a pick. */
@@ -63,13 +60,15 @@ class EndpointPoolTest {
     @Test
     void promptTallyReachesThePickerAndEachRequestTakesBackOnlyItsOwnTokensOnce() throws Exception {
         List<Endpoint> list = endpoints(2);
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(20),
-                Duration.ofSeconds(5), e -> { })) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(20), Duration.ofSeconds(5), e -> {})) {
             pool.start();
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
             Send first = pool.sent(list.get(1), null, 300);
             Send second = pool.sent(list.get(1), null, 200);
-            assertThat(pool.readyStates()).extracting(EndpointState::promptTokensInFlight).containsExactly(0L, 500L);
+            assertThat(pool.readyStates())
+                    .extracting(EndpointState::promptTokensInFlight)
+                    .containsExactly(0L, 500L);
             // a scrape replaces the metrics, not the tally: no scrape shows prompts being prefilled
             long scrapedBefore = pool.statuses().get(1).lastGoodNanos();
             awaitTrue("rescraped", () -> pool.statuses().get(1).lastGoodNanos() != scrapedBefore);
@@ -97,19 +96,32 @@ class EndpointPoolTest {
         String page = PAGE + "vllm:max_gpu_lora_adapters{model_name=\"m\"} 2\n"
                 + "vllm:lora_adapter_loaded{model_name=\"m\",adapter_name=\"only-in-pool-test\",level=\"gpu\",pinned=\"false\",rank=\"8\"} 1\n";
         List<Endpoint> list = endpoints(1);
-        try (EndpointPool first = new EndpointPool(EndpointSource.of(list), EndpointPool.pages(e -> page),
-                Duration.ofHours(1), Duration.ofHours(1), e -> { }, () -> 0);
-             EndpointPool second = new EndpointPool(EndpointSource.of(list), EndpointPool.pages(e -> page),
-                     Duration.ofHours(1), Duration.ofHours(1), e -> { }, () -> 0)) {
+        try (EndpointPool first = new EndpointPool(
+                        EndpointSource.of(list),
+                        EndpointPool.pages(e -> page),
+                        Duration.ofHours(1),
+                        Duration.ofHours(1),
+                        e -> {},
+                        () -> 0);
+                EndpointPool second = new EndpointPool(
+                        EndpointSource.of(list),
+                        EndpointPool.pages(e -> page),
+                        Duration.ofHours(1),
+                        Duration.ofHours(1),
+                        e -> {},
+                        () -> 0)) {
             first.scrapeNow();
             second.scrapeNow();
             EndpointMetrics a = first.readyStates().getFirst().metrics();
             EndpointMetrics b = second.readyStates().getFirst().metrics();
             assertThat(a.slotAdapters().names()).containsExactly("only-in-pool-test");
-            assertThat(a.placements().table()).isNotSameAs(b.placements().table())
+            assertThat(a.placements().table())
+                    .isNotSameAs(b.placements().table())
                     .isNotSameAs(AdapterIds.UNPOOLED);
             assertThat(a.placements().table().find("only-in-pool-test")).isZero();
-            assertThat(AdapterIds.UNPOOLED.find("only-in-pool-test")).as("the process-wide table does not grow").isEqualTo(-1);
+            assertThat(AdapterIds.UNPOOLED.find("only-in-pool-test"))
+                    .as("the process-wide table does not grow")
+                    .isEqualTo(-1);
         }
     }
 
@@ -127,8 +139,8 @@ class EndpointPoolTest {
             }
             return page.get();
         };
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(List.of(endpoint)), fetcher, Duration.ofHours(1),
-                Duration.ofHours(1), e -> { })) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(List.of(endpoint)), fetcher, Duration.ofHours(1), Duration.ofHours(1), e -> {})) {
             pool.tick();
             awaitTrue("ready", () -> pool.readyStates().size() == 1);
             Supplier<EndpointMetrics> seen = () -> pool.readyStates().getFirst().metrics();
@@ -157,7 +169,8 @@ class EndpointPoolTest {
             page.set(page(5));
             hold.get().countDown();
             awaitTrue("rescraped", () -> pool.statuses().getFirst().lastGoodNanos() != scrapedBefore);
-            assertThat(seen.get().waitingRequests()).as("the server's 5 and the request sent during the scrape")
+            assertThat(seen.get().waitingRequests())
+                    .as("the server's 5 and the request sent during the scrape")
                     .isEqualTo(6);
             before.finished(); // shown by the scrape already: the server's count stands
             assertThat(seen.get().waitingRequests()).isEqualTo(6);
@@ -169,17 +182,28 @@ class EndpointPoolTest {
     @Test
     void countedUntilShownARequestStaysUntilThePageCountsItAndIsNeverCountedTwice() {
         Endpoint endpoint = endpoints(1).getFirst();
-        AtomicReference<EndpointMetrics> page = new AtomicReference<>(EndpointMetrics.builder().slots(2, 0).build());
+        AtomicReference<EndpointMetrics> page =
+                new AtomicReference<>(EndpointMetrics.builder().slots(2, 0).build());
         AtomicLong now = new AtomicLong();
         AtomicInteger rounds = new AtomicInteger();
-        try (EndpointPool exact = new EndpointPool(EndpointSource.of(List.of(endpoint)), (e, ids) -> page.get(),
-                Duration.ofSeconds(1), Duration.ofHours(1), e -> { }, now::get);
-             EndpointPool optimistic = new EndpointPool(EndpointSource.of(List.of(endpoint)), (e, ids) -> page.get(),
-                Duration.ofSeconds(1), Duration.ofHours(1), e -> { }, now::get)) {
+        try (EndpointPool exact = new EndpointPool(
+                        EndpointSource.of(List.of(endpoint)),
+                        (e, ids) -> page.get(),
+                        Duration.ofSeconds(1),
+                        Duration.ofHours(1),
+                        e -> {},
+                        now::get);
+                EndpointPool optimistic = new EndpointPool(
+                        EndpointSource.of(List.of(endpoint)),
+                        (e, ids) -> page.get(),
+                        Duration.ofSeconds(1),
+                        Duration.ofHours(1),
+                        e -> {},
+                        now::get)) {
             exact.countRequestsUntilShown();
             exact.afterEachRound(rounds::incrementAndGet);
-            Function<EndpointPool, Integer> sqlWaiting =
-                    pool -> pool.readyStates().getFirst().metrics().adapterWaiting().getOrDefault("sql", 0);
+            Function<EndpointPool, Integer> sqlWaiting = pool ->
+                    pool.readyStates().getFirst().metrics().adapterWaiting().getOrDefault("sql", 0);
             exact.scrapeNow();
             optimistic.scrapeNow();
             assertThat(rounds.get()).isEqualTo(1);
@@ -193,15 +217,26 @@ class EndpointPoolTest {
             now.set(20);
             exact.scrapeNow();
             optimistic.scrapeNow();
-            assertThat(sqlWaiting.apply(exact)).as("still counted by the router").isEqualTo(1);
-            assertThat(sqlWaiting.apply(optimistic)).as("taken as shown by a scrape begun after the send").isZero();
+            assertThat(sqlWaiting.apply(exact))
+                    .as("still counted by the router")
+                    .isEqualTo(1);
+            assertThat(sqlWaiting.apply(optimistic))
+                    .as("taken as shown by a scrape begun after the send")
+                    .isZero();
 
-            page.set(EndpointMetrics.builder().slots(2, 0).adapterWaiting("sql", 1).build());
+            page.set(EndpointMetrics.builder()
+                    .slots(2, 0)
+                    .adapterWaiting("sql", 1)
+                    .build());
             now.set(30);
             exact.scrapeNow();
-            assertThat(sqlWaiting.apply(exact)).as("the page's count, not the page's and the router's").isEqualTo(1);
+            assertThat(sqlWaiting.apply(exact))
+                    .as("the page's count, not the page's and the router's")
+                    .isEqualTo(1);
             inExact.finished();
-            assertThat(sqlWaiting.apply(exact)).as("shown by the page: the server's count stands").isEqualTo(1);
+            assertThat(sqlWaiting.apply(exact))
+                    .as("shown by the page: the server's count stands")
+                    .isEqualTo(1);
             page.set(EndpointMetrics.builder().slots(2, 0).build());
             now.set(40);
             exact.scrapeNow();
@@ -214,7 +249,9 @@ class EndpointPoolTest {
             Send neverShown = counted(exact.sent(endpoint, "sql", 0));
             now.set(40 + 2_000_000_000L);
             exact.scrapeNow();
-            assertThat(sqlWaiting.apply(exact)).as("within two intervals of its send").isEqualTo(1);
+            assertThat(sqlWaiting.apply(exact))
+                    .as("within two intervals of its send")
+                    .isEqualTo(1);
             now.set(41 + 2_000_000_000L);
             exact.scrapeNow();
             assertThat(sqlWaiting.apply(exact)).as("past them").isZero();
@@ -225,8 +262,8 @@ class EndpointPoolTest {
     @Test
     void ownRequestsFromManyThreadsLeaveTheScrapedCountsAsTheyWere() throws Exception {
         List<Endpoint> list = endpoints(2);
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(5),
-                Duration.ofMinutes(5), e -> { })) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(5), Duration.ofMinutes(5), e -> {})) {
             pool.start();
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
             int threads = 8;
@@ -267,8 +304,8 @@ class EndpointPoolTest {
     @Test
     void promptTallyReturnsToZeroUnderConcurrentRequests() throws Exception {
         List<Endpoint> list = endpoints(2);
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(20),
-                Duration.ofSeconds(5), e -> { })) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(20), Duration.ofSeconds(5), e -> {})) {
             pool.start();
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
             int threads = 8;
@@ -313,12 +350,17 @@ class EndpointPoolTest {
             return PAGE;
         };
         List<Endpoint> list = endpoints(2);
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), fetcher, Duration.ofMillis(20),
-                Duration.ofMillis(100), e -> failures.incrementAndGet())) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list),
+                fetcher,
+                Duration.ofMillis(20),
+                Duration.ofMillis(100),
+                e -> failures.incrementAndGet())) {
             assertThat(pool.readyStates()).isEmpty();
             pool.start();
             awaitTrue("both ready", () -> pool.readyStates().size() == 2);
-            assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(2);
+            assertThat(pool.readyStates().getFirst().metrics().waitingRequests())
+                    .isEqualTo(2);
 
             down.add(list.get(1));
             awaitTrue("second out", () -> pool.readyStates().size() == 1);
@@ -340,7 +382,8 @@ class EndpointPoolTest {
         Set<Endpoint> hang = ConcurrentHashMap.newKeySet();
         CountDownLatch release = new CountDownLatch(1);
         EndpointPool.Fetcher fetcher = endpoint -> {
-            int now = inFlight.computeIfAbsent(endpoint, e -> new AtomicInteger()).incrementAndGet();
+            int now =
+                    inFlight.computeIfAbsent(endpoint, e -> new AtomicInteger()).incrementAndGet();
             maxInFlight.accumulateAndGet(now, Math::max);
             fetches.computeIfAbsent(endpoint, e -> new AtomicInteger()).incrementAndGet();
             try {
@@ -353,8 +396,8 @@ class EndpointPoolTest {
             }
         };
         List<Endpoint> list = endpoints(3);
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), fetcher, Duration.ofMillis(10),
-                Duration.ofMillis(80), e -> { })) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list), fetcher, Duration.ofMillis(10), Duration.ofMillis(80), e -> {})) {
             pool.start();
             awaitTrue("all ready", () -> pool.readyStates().size() == 3);
             hang.add(list.get(0));
@@ -364,7 +407,9 @@ class EndpointPoolTest {
             int othersBefore = fetches.get(list.get(1)).get();
             awaitTrue("20 more rounds", () -> fetches.get(list.get(1)).get() >= othersBefore + 20);
             assertThat(fetches.get(list.get(0)).get()).isEqualTo(hungFetches);
-            assertThat(pool.readyStates()).extracting(EndpointState::endpoint).containsExactly(list.get(1), list.get(2));
+            assertThat(pool.readyStates())
+                    .extracting(EndpointState::endpoint)
+                    .containsExactly(list.get(1), list.get(2));
             release.countDown();
             awaitTrue("answers again", () -> pool.readyStates().size() == 3);
         }
@@ -383,8 +428,8 @@ class EndpointPoolTest {
             }
             return PAGE;
         };
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(endpoints(count)), together, Duration.ofMillis(50),
-                Duration.ofMinutes(5), e -> { })) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(endpoints(count)), together, Duration.ofMillis(50), Duration.ofMinutes(5), e -> {})) {
             pool.start();
             awaitTrue("all ready", () -> pool.readyStates().size() == count);
         }
@@ -393,8 +438,12 @@ class EndpointPoolTest {
     @Test
     void malformedPageIsAFailedScrape() throws Exception {
         AtomicInteger failures = new AtomicInteger();
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(endpoints(1)), e -> "broken{ 1\n",
-                Duration.ofMillis(10), Duration.ofMillis(100), e -> failures.incrementAndGet())) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(endpoints(1)),
+                e -> "broken{ 1\n",
+                Duration.ofMillis(10),
+                Duration.ofMillis(100),
+                e -> failures.incrementAndGet())) {
             pool.start();
             awaitTrue("a failure", () -> failures.get() > 2);
             assertThat(pool.readyStates()).isEmpty();
@@ -410,13 +459,23 @@ class EndpointPoolTest {
         pages.put(list.get(1), "");
         pages.put(list.get(2), PAGE.replace("} 0.1", "} -0.2"));
         Map<Endpoint, ScrapeFailure> reasons = new ConcurrentHashMap<>();
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), EndpointPool.pages(pages::get),
-                Duration.ofHours(1), Duration.ofHours(1), Duration.ofHours(1), reasons::put, () -> 0)) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list),
+                EndpointPool.pages(pages::get),
+                Duration.ofHours(1),
+                Duration.ofHours(1),
+                Duration.ofHours(1),
+                reasons::put,
+                () -> 0)) {
             pool.scrapeNow();
             assertThat(pool.readyStates()).extracting(EndpointState::endpoint).containsExactly(list.get(0));
-            assertThat(reasons).containsOnly(Map.entry(list.get(1), ScrapeFailure.MISSING_FAMILY),
-                    Map.entry(list.get(2), ScrapeFailure.INVALID_VALUE));
-            assertThat(pool.statuses().get(1).lastError()).startsWith("unusable page").contains("num_requests_waiting");
+            assertThat(reasons)
+                    .containsOnly(
+                            Map.entry(list.get(1), ScrapeFailure.MISSING_FAMILY),
+                            Map.entry(list.get(2), ScrapeFailure.INVALID_VALUE));
+            assertThat(pool.statuses().get(1).lastError())
+                    .startsWith("unusable page")
+                    .contains("num_requests_waiting");
             assertThat(pool.statuses().get(2).lastError()).contains("kv_cache_usage_perc is -0.2");
 
             // Fixed pages: a good scrape brings them back.
@@ -445,8 +504,14 @@ class EndpointPoolTest {
         List<Endpoint> list = endpoints(3);
         Map<Endpoint, IOException> failing = new ConcurrentHashMap<>();
         Map<Endpoint, ScrapeFailure> reasons = new ConcurrentHashMap<>();
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), pagesFailingFor(failing),
-                Duration.ofHours(1), Duration.ofMillis(200), Duration.ofSeconds(5), reasons::put, clock::get)) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list),
+                pagesFailingFor(failing),
+                Duration.ofHours(1),
+                Duration.ofMillis(200),
+                Duration.ofSeconds(5),
+                reasons::put,
+                clock::get)) {
             pool.scrapeNow();
             assertThat(pool.candidates(e -> true).stale()).isFalse();
             assertThat(pool.readyStates()).hasSize(3);
@@ -462,13 +527,20 @@ class EndpointPoolTest {
             failing.put(list.get(1), new MetricsFetcher.TimedOutException(Duration.ofMillis(200)));
             failing.put(list.get(2), new MetricsFetcher.TimedOutException(Duration.ofMillis(200)));
             pool.scrapeNow();
-            assertThat(reasons).containsOnly(Map.entry(list.get(0), ScrapeFailure.UNREACHABLE),
-                    Map.entry(list.get(1), ScrapeFailure.TIMEOUT), Map.entry(list.get(2), ScrapeFailure.TIMEOUT));
+            assertThat(reasons)
+                    .containsOnly(
+                            Map.entry(list.get(0), ScrapeFailure.UNREACHABLE),
+                            Map.entry(list.get(1), ScrapeFailure.TIMEOUT),
+                            Map.entry(list.get(2), ScrapeFailure.TIMEOUT));
             candidates = pool.candidates(e -> true);
             assertThat(candidates.stale()).isTrue();
-            assertThat(candidates.states()).extracting(EndpointState::endpoint).containsExactly(list.get(1), list.get(2));
-            assertThat(pool.candidates(list.get(1)::equals).states()).extracting(EndpointState::endpoint)
-                    .as("only the eligible stand in").containsExactly(list.get(1));
+            assertThat(candidates.states())
+                    .extracting(EndpointState::endpoint)
+                    .containsExactly(list.get(1), list.get(2));
+            assertThat(pool.candidates(list.get(1)::equals).states())
+                    .extracting(EndpointState::endpoint)
+                    .as("only the eligible stand in")
+                    .containsExactly(list.get(1));
 
             // Fresh data, where there is any, is all that counts.
             failing.remove(list.get(2));
@@ -479,7 +551,8 @@ class EndpointPoolTest {
 
             // Data older than the max staleness never stands in: the second's is from 0, the third's from 300 ms.
             clock.set(5_001 * ms);
-            assertThat(pool.candidates(e -> true).states()).extracting(EndpointState::endpoint)
+            assertThat(pool.candidates(e -> true).states())
+                    .extracting(EndpointState::endpoint)
                     .containsExactly(list.get(2));
             clock.set(5_301 * ms);
             assertThat(pool.candidates(e -> true)).isEqualTo(new EndpointPool.Candidates(List.of(), false));
@@ -498,14 +571,22 @@ class EndpointPoolTest {
         AtomicLong clock = new AtomicLong();
         List<Endpoint> list = endpoints(2);
         Map<Endpoint, IOException> failing = new ConcurrentHashMap<>();
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), pagesFailingFor(failing),
-                Duration.ofHours(1), Duration.ofMillis(200), Duration.ofSeconds(5), (e, r) -> { }, clock::get)) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list),
+                pagesFailingFor(failing),
+                Duration.ofHours(1),
+                Duration.ofMillis(200),
+                Duration.ofSeconds(5),
+                (e, r) -> {},
+                clock::get)) {
             pool.scrapeNow(); // both at 0
             clock.set(150 * ms);
             failing.put(list.get(0), new MetricsFetcher.TimedOutException(Duration.ofMillis(200)));
             pool.scrapeNow(); // the second at 150 ms
             clock.set(400 * ms);
-            assertThat(pool.candidates(e -> true).states()).as("400 and 250 ms old: 150 ms apart").hasSize(2);
+            assertThat(pool.candidates(e -> true).states())
+                    .as("400 and 250 ms old: 150 ms apart")
+                    .hasSize(2);
             clock.set(1_000 * ms);
             // 1000 and 850 ms old: still within the staleness bound of each other
             assertThat(pool.candidates(e -> true).states()).hasSize(2);
@@ -521,15 +602,22 @@ class EndpointPoolTest {
 
     @Test
     void maxStalenessShorterThanTheStalenessIsRefused() {
-        assertThatThrownBy(() -> new EndpointPool(EndpointSource.of(endpoints(1)), EndpointPool.pages(e -> PAGE),
-                Duration.ofMillis(50), Duration.ofSeconds(1), Duration.ofMillis(500), (e, r) -> { }, System::nanoTime))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max staleness");
+        assertThatThrownBy(() -> new EndpointPool(
+                        EndpointSource.of(endpoints(1)),
+                        EndpointPool.pages(e -> PAGE),
+                        Duration.ofMillis(50),
+                        Duration.ofSeconds(1),
+                        Duration.ofMillis(500),
+                        (e, r) -> {},
+                        System::nanoTime))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max staleness");
     }
 
     @Test
     void markUnreachableTakesAnEndpointOutUntilTheNextGoodScrape() throws Exception {
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(endpoints(1)), e -> PAGE,
-                Duration.ofMillis(10), Duration.ofMillis(100), e -> { })) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(endpoints(1)), e -> PAGE, Duration.ofMillis(10), Duration.ofMillis(100), e -> {})) {
             pool.tick();
             awaitTrue("ready", () -> pool.readyStates().size() == 1);
             pool.markUnreachable(endpoints(1).getFirst(), "refused");
@@ -551,8 +639,8 @@ class EndpointPoolTest {
                 reads.incrementAndGet();
                 return file1.current();
             };
-            try (EndpointPool pool = new EndpointPool(source, e -> PAGE, Duration.ofMillis(10),
-                    Duration.ofMillis(200), e -> { })) {
+            try (EndpointPool pool =
+                    new EndpointPool(source, e -> PAGE, Duration.ofMillis(10), Duration.ofMillis(200), e -> {})) {
                 pool.start();
                 awaitTrue("three", () -> pool.readyStates().size() == 3);
                 replace(file, "127.0.0.1:9002\n");
@@ -582,8 +670,7 @@ class EndpointPoolTest {
     private static void replace(Path file, String content) throws IOException {
         Path next = Files.createTempFile(file.getParent(), "endpoints", ".next");
         Files.writeString(next, content);
-        Files.move(next, file, StandardCopyOption.REPLACE_EXISTING,
-                StandardCopyOption.ATOMIC_MOVE);
+        Files.move(next, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static ServedModels listing(String base, String... adapters) {
@@ -602,24 +689,37 @@ class EndpointPoolTest {
                 first, new AtomicReference<>(listing("base", "x")),
                 second, new AtomicReference<>(new IOException("/v1/models answered HTTP 404")));
         AtomicInteger scrapes = new AtomicInteger();
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), (e, ids) -> {
-            scrapes.incrementAndGet();
-            return EndpointMetrics.EMPTY;
-        }, Duration.ofMillis(50), Duration.ofHours(1), e -> { }, now::get)) {
-            pool.learnServedModels(endpoint -> {
-                reads.computeIfAbsent(endpoint, e -> new AtomicInteger()).incrementAndGet();
-                Object answer = answers.get(endpoint).get();
-                if (answer instanceof IOException failure) {
-                    throw failure;
-                }
-                return (ServedModels) answer;
-            }, Duration.ofSeconds(1));
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list),
+                (e, ids) -> {
+                    scrapes.incrementAndGet();
+                    return EndpointMetrics.EMPTY;
+                },
+                Duration.ofMillis(50),
+                Duration.ofHours(1),
+                e -> {},
+                now::get)) {
+            pool.learnServedModels(
+                    endpoint -> {
+                        reads.computeIfAbsent(endpoint, e -> new AtomicInteger())
+                                .incrementAndGet();
+                        Object answer = answers.get(endpoint).get();
+                        if (answer instanceof IOException failure) {
+                            throw failure;
+                        }
+                        return (ServedModels) answer;
+                    },
+                    Duration.ofSeconds(1));
             assertThat(pool.servedModels(first)).as("before the first read").isEqualTo(ServedModels.UNKNOWN);
 
             pool.scrapeNow();
             assertThat(pool.servedModels(first).models()).containsExactlyInAnyOrder("base", "x");
-            assertThat(pool.servedModels(second)).as("a server without the path").isEqualTo(ServedModels.UNKNOWN);
-            assertThat(pool.readyStates()).as("no list is no reason to stop routing there").hasSize(2);
+            assertThat(pool.servedModels(second))
+                    .as("a server without the path")
+                    .isEqualTo(ServedModels.UNKNOWN);
+            assertThat(pool.readyStates())
+                    .as("no list is no reason to stop routing there")
+                    .hasSize(2);
 
             now.addAndGet(Duration.ofMillis(999).toNanos());
             pool.scrapeNow();
@@ -633,14 +733,18 @@ class EndpointPoolTest {
             now.addAndGet(Duration.ofMillis(1).toNanos());
             pool.scrapeNow();
             assertThat(reads.get(first).get()).isEqualTo(2);
-            assertThat(pool.servedModels(first)).as("a failed read forgets the list").isEqualTo(ServedModels.UNKNOWN);
+            assertThat(pool.servedModels(first))
+                    .as("a failed read forgets the list")
+                    .isEqualTo(ServedModels.UNKNOWN);
             assertThat(pool.servedModels(second).models()).containsExactly("base");
             assertThat(pool.servedModels()).containsOnlyKeys(first, second);
 
             answers.get(first).set(new ServedModels(Set.of(), Set.of()));
             now.addAndGet(Duration.ofSeconds(1).toNanos());
             pool.scrapeNow();
-            assertThat(pool.servedModels(first)).as("an empty list says nothing").isEqualTo(ServedModels.UNKNOWN);
+            assertThat(pool.servedModels(first))
+                    .as("an empty list says nothing")
+                    .isEqualTo(ServedModels.UNKNOWN);
             assertThat(pool.readyStates()).hasSize(2);
 
             pool.setEndpoints(List.of(second));
@@ -652,8 +756,13 @@ class EndpointPoolTest {
     @Test
     void withoutModelListsEveryListIsUnknownAndNoneIsRead() {
         List<Endpoint> list = endpoints(1);
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), (e, ids) -> EndpointMetrics.EMPTY,
-                Duration.ofMillis(50), Duration.ofHours(1), e -> { }, () -> 0L)) {
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list),
+                (e, ids) -> EndpointMetrics.EMPTY,
+                Duration.ofMillis(50),
+                Duration.ofHours(1),
+                e -> {},
+                () -> 0L)) {
             pool.scrapeNow();
             assertThat(pool.servedModels()).containsExactly(Map.entry(list.getFirst(), ServedModels.UNKNOWN));
         }
@@ -664,15 +773,17 @@ class EndpointPoolTest {
         List<Endpoint> list = endpoints(3);
         ServedModels even = listing("base", "x", "y"), odd = listing("base", "z");
         AtomicInteger reads = new AtomicInteger();
-        try (EndpointPool pool = new EndpointPool(EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(1),
-                Duration.ofSeconds(5), e -> { })) {
-            pool.learnServedModels(endpoint -> {
-                int n = reads.incrementAndGet();
-                if (n % 5 == 0) {
-                    throw new IOException("refused");
-                }
-                return n % 2 == 0 ? even : odd;
-            }, Duration.ofNanos(1));
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list), endpoint -> PAGE, Duration.ofMillis(1), Duration.ofSeconds(5), e -> {})) {
+            pool.learnServedModels(
+                    endpoint -> {
+                        int n = reads.incrementAndGet();
+                        if (n % 5 == 0) {
+                            throw new IOException("refused");
+                        }
+                        return n % 2 == 0 ? even : odd;
+                    },
+                    Duration.ofNanos(1));
             pool.start();
             awaitTrue("every endpoint ready", () -> pool.readyStates().size() == 3);
             int until = reads.get() + 300;

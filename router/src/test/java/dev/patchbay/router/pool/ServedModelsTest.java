@@ -1,25 +1,24 @@
 package dev.patchbay.router.pool;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import com.sun.net.httpserver.HttpServer;
 import dev.patchbay.router.pick.Endpoint;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import java.net.ServerSocket;
-import java.util.concurrent.Executors;
+import org.junit.jupiter.api.Test;
 
 class ServedModelsTest {
     static String resource(String name) throws IOException {
@@ -58,14 +57,22 @@ class ServedModelsTest {
 
     @Test
     void anEmptyListIsNoList() throws Exception {
-        assertThat(ServedModels.parse("{\"object\":\"list\",\"data\":[]}").known()).isFalse();
+        assertThat(ServedModels.parse("{\"object\":\"list\",\"data\":[]}").known())
+                .isFalse();
         assertThat(ServedModels.UNKNOWN.known()).isFalse();
     }
 
     @Test
     void whatIsNoModelListIsAnError() {
-        for (String body : new String[]{"", "[]", "{\"object\":\"list\"}", "{\"data\":{}}", "{\"data\":[{\"name\":\"x\"}]}",
-                "{\"data\":[{\"id\":3}]}", "<html>not found</html>"}) {
+        for (String body : new String[] {
+            "",
+            "[]",
+            "{\"object\":\"list\"}",
+            "{\"data\":{}}",
+            "{\"data\":[{\"name\":\"x\"}]}",
+            "{\"data\":[{\"id\":3}]}",
+            "<html>not found</html>"
+        }) {
             assertThatThrownBy(() -> ServedModels.parse(body)).as(body).isInstanceOf(IOException.class);
         }
     }
@@ -100,14 +107,17 @@ class ServedModelsTest {
 
             status.set(404); // a server without the path
             body.set("{\"detail\":\"Not Found\"}");
-            assertThatThrownBy(() -> fetcher.fetch(endpoint)).isInstanceOf(IOException.class).hasMessageContaining("404");
+            assertThatThrownBy(() -> fetcher.fetch(endpoint))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("404");
 
             status.set(200);
             body.set("{\"data\": [");
             assertThatThrownBy(() -> fetcher.fetch(endpoint)).isInstanceOf(IOException.class);
 
             slow.set(true);
-            assertThatThrownBy(() -> fetcher.fetch(endpoint)).isInstanceOf(IOException.class)
+            assertThatThrownBy(() -> fetcher.fetch(endpoint))
+                    .isInstanceOf(IOException.class)
                     .hasMessageContaining("longer than 300 ms");
             hold.countDown();
 

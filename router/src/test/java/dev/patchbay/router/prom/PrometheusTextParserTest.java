@@ -1,13 +1,12 @@
 package dev.patchbay.router.prom;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class PrometheusTextParserTest {
     private final PrometheusTextParser parser = new PrometheusTextParser();
@@ -21,7 +20,8 @@ class PrometheusTextParserTest {
                 vllm:num_requests_running{model_name="n",engine="1"} 4
                 """);
         assertThat(page.types()).containsEntry("vllm:num_requests_running", "gauge");
-        assertThat(page.helps()).containsEntry("vllm:num_requests_running", "Number of requests in model execution batches.");
+        assertThat(page.helps())
+                .containsEntry("vllm:num_requests_running", "Number of requests in model execution batches.");
         assertThat(page.samples("vllm:num_requests_running")).hasSize(2);
         Sample second = page.samples("vllm:num_requests_running").get(1);
         assertThat(second.labels()).isEqualTo(Map.of("model_name", "n", "engine", "1"));
@@ -59,7 +59,8 @@ class PrometheusTextParserTest {
 
     @Test
     void skipsCommentsBlankLinesAndCarriageReturns() throws Exception {
-        MetricsPage page = parser.parse("# just a comment\r\n\r\n   \n#\n# HELP x escaped \\\\ and \\n help\nx 1\r\n# EOF\n");
+        MetricsPage page =
+                parser.parse("# just a comment\r\n\r\n   \n#\n# HELP x escaped \\\\ and \\n help\nx 1\r\n# EOF\n");
         assertThat(page.samples("x")).hasSize(1);
         assertThat(page.helps().get("x")).isEqualTo("escaped \\ and \n help");
     }
@@ -76,7 +77,8 @@ class PrometheusTextParserTest {
         PrometheusTextParser onlyA = new PrometheusTextParser("a"::equals);
         MetricsPage page = onlyA.parse("a 1\nb{x=\"2\"} 2\n");
         assertThat(page.samplesByName()).containsOnlyKeys("a");
-        assertThatThrownBy(() -> onlyA.parse("a 1\nb{x=\"2} 2\n")).isInstanceOf(MalformedPageException.class)
+        assertThatThrownBy(() -> onlyA.parse("a 1\nb{x=\"2} 2\n"))
+                .isInstanceOf(MalformedPageException.class)
                 .hasMessageContaining("line 2");
     }
 
@@ -86,27 +88,28 @@ class PrometheusTextParserTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-            "metric",                          // no value
-            "metric{a=\"1\"}",                 // no value after labels
-            "metric abc",                      // not a number
-            "metric 1d",                       // Java-only float suffix
-            "metric Infinity",                 // Java-only spelling
-            "metric 1 2 3",                    // trailing garbage
-            "metric 1 12.5",                   // fractional timestamp
-            "metric{a=\"1\" 1",                // unclosed label set
-            "metric{a=\"1} 1",                 // unterminated value
-            "metric{a=1} 1",                   // unquoted value
-            "metric{a=\"\\t\"} 1",             // invalid escape
-            "metric{a=\"1\",a=\"2\"} 1",       // duplicate label
-            "metric{1a=\"1\"} 1",              // bad label name
-            "metric{a=\"1\"b=\"2\"} 1",        // missing comma
-            "1metric 1",                       // bad metric name
-            "{a=\"1\"} 1",                     // no metric name
-            "# TYPE metric nonsense",          // unknown type
-            "# TYPE metric",                   // missing type
-            "# TYPE metric gauge\n# TYPE metric counter", // second TYPE
-    })
+    @ValueSource(
+            strings = {
+                "metric", // no value
+                "metric{a=\"1\"}", // no value after labels
+                "metric abc", // not a number
+                "metric 1d", // Java-only float suffix
+                "metric Infinity", // Java-only spelling
+                "metric 1 2 3", // trailing garbage
+                "metric 1 12.5", // fractional timestamp
+                "metric{a=\"1\" 1", // unclosed label set
+                "metric{a=\"1} 1", // unterminated value
+                "metric{a=1} 1", // unquoted value
+                "metric{a=\"\\t\"} 1", // invalid escape
+                "metric{a=\"1\",a=\"2\"} 1", // duplicate label
+                "metric{1a=\"1\"} 1", // bad label name
+                "metric{a=\"1\"b=\"2\"} 1", // missing comma
+                "1metric 1", // bad metric name
+                "{a=\"1\"} 1", // no metric name
+                "# TYPE metric nonsense", // unknown type
+                "# TYPE metric", // missing type
+                "# TYPE metric gauge\n# TYPE metric counter", // second TYPE
+            })
     void rejectsMalformedLines(String line) {
         assertThatThrownBy(() -> parser.parse("ok 1\n" + line + "\n")).isInstanceOf(MalformedPageException.class);
     }
@@ -114,6 +117,10 @@ class PrometheusTextParserTest {
     @Test
     void acceptsValueRightAfterLabels() throws Exception {
         // Go's reference parser accepts this too: only the metric name/labels end the token.
-        assertThat(parser.parse("metric{a=\"1\"}1\n").samples("metric").getFirst().value()).isEqualTo(1.0);
+        assertThat(parser.parse("metric{a=\"1\"}1\n")
+                        .samples("metric")
+                        .getFirst()
+                        .value())
+                .isEqualTo(1.0);
     }
 }

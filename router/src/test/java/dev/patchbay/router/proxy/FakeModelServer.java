@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.patchbay.testkit.Await;
-
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -18,7 +18,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.io.UncheckedIOException;
 
 /**
  * A stand-in model server on loopback: serves the metrics page the test sets, and answers
@@ -39,9 +38,11 @@ public final class FakeModelServer implements AutoCloseable {
     public volatile CountDownLatch metricsGate;
     /** Completions are read, counted, then the connection is dropped unanswered (a server dying mid-request). */
     volatile boolean hangUpOnCompletions;
+
     final List<String> models = new CopyOnWriteArrayList<>();
     /** What /v1/models lists: the first the base model, the others its adapters; none by default (no list). */
     volatile List<String> listed = List.of();
+
     final List<String> metricsQueries = new CopyOnWriteArrayList<>();
     final AtomicInteger completions = new AtomicInteger();
 
@@ -115,11 +116,18 @@ public final class FakeModelServer implements AutoCloseable {
         List<String> names = listed;
         StringBuilder data = new StringBuilder();
         for (String model : names) {
-            data.append(data.isEmpty() ? "" : ",").append("{\"id\":\"").append(model).append("\",\"parent\":")
-                    .append(model.equals(names.getFirst()) ? "null" : "\"" + names.getFirst() + "\"").append('}');
+            data.append(data.isEmpty() ? "" : ",")
+                    .append("{\"id\":\"")
+                    .append(model)
+                    .append("\",\"parent\":")
+                    .append(model.equals(names.getFirst()) ? "null" : "\"" + names.getFirst() + "\"")
+                    .append('}');
         }
-        send(exchange, 200, "application/json", "{\"object\":\"list\",\"data\":[" + data + "],\"served_by\":\""
-                + name + "\"}");
+        send(
+                exchange,
+                200,
+                "application/json",
+                "{\"object\":\"list\",\"data\":[" + data + "],\"served_by\":\"" + name + "\"}");
     }
 
     private void completion(HttpExchange exchange) throws IOException {
@@ -136,7 +144,10 @@ public final class FakeModelServer implements AutoCloseable {
             awaitQuietly(before);
         }
         if (!body.path("stream").asBoolean(false)) {
-            send(exchange, 200, "application/json",
+            send(
+                    exchange,
+                    200,
+                    "application/json",
                     "{\"object\":\"text_completion\",\"model\":\"" + model + "\",\"served_by\":\"" + name + "\"}");
             return;
         }
@@ -178,7 +189,8 @@ public final class FakeModelServer implements AutoCloseable {
         String[] adapters = {prefix + "1", prefix + "2", prefix + "3", prefix + "4"};
         StringBuilder page = new StringBuilder(page(0, 0.1, adapters));
         for (String adapter : adapters) {
-            page.append("vllm:num_lora_requests_running{engine=\"0\",lora_name=\"").append(adapter)
+            page.append("vllm:num_lora_requests_running{engine=\"0\",lora_name=\"")
+                    .append(adapter)
                     .append("\",model_name=\"base\"} 1\n");
         }
         return page.toString();
@@ -188,14 +200,20 @@ public final class FakeModelServer implements AutoCloseable {
     public static String page(int waiting, double kvUsage, String... adaptersInSlots) {
         StringBuilder page = new StringBuilder();
         page.append("# TYPE vllm:num_requests_waiting gauge\n")
-                .append("vllm:num_requests_waiting{engine=\"0\",model_name=\"base\"} ").append(waiting).append('\n')
+                .append("vllm:num_requests_waiting{engine=\"0\",model_name=\"base\"} ")
+                .append(waiting)
+                .append('\n')
                 .append("vllm:num_requests_running{engine=\"0\",model_name=\"base\"} 0\n")
-                .append("vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"base\"} ").append(kvUsage).append('\n')
+                .append("vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"base\"} ")
+                .append(kvUsage)
+                .append('\n')
                 .append("vllm:max_gpu_lora_adapters{engine=\"0\",model_name=\"base\"} 4\n")
                 .append("vllm:num_gpu_loaded_lora_adapters{engine=\"0\",model_name=\"base\"} ")
-                .append(adaptersInSlots.length).append('\n');
+                .append(adaptersInSlots.length)
+                .append('\n');
         for (String adapter : adaptersInSlots) {
-            page.append("vllm:lora_adapter_loaded{engine=\"0\",level=\"gpu\",lora_name=\"").append(adapter)
+            page.append("vllm:lora_adapter_loaded{engine=\"0\",level=\"gpu\",lora_name=\"")
+                    .append(adapter)
                     .append("\",model_name=\"base\",pinned=\"false\",rank=\"8\"} 1\n");
         }
         return page.toString();

@@ -1,20 +1,20 @@
 package dev.patchbay.router.proxy;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.route.RequestLifecycle;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -26,14 +26,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.http.HttpRequest;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ProxyTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -71,7 +70,8 @@ class ProxyTest {
         for (int i = 0; i < 10; i++) {
             HttpResponse<String> response = router.complete("sql");
             assertThat(response.statusCode()).isEqualTo(200);
-            assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(warm.address());
+            assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER))
+                    .contains(warm.address());
             assertThat(servedBy(response)).isEqualTo("warm");
         }
         assertThat(warm.models).hasSize(10).containsOnly("sql");
@@ -90,8 +90,9 @@ class ProxyTest {
         router.awaitReady(2);
         RouterHarness.await("the router counts busy's list", () -> {
             try {
-                return router.get("/metrics").body().contains(
-                        "patchbay_router_endpoint_served_models{endpoint=\"" + busy.address() + "\"} 3.0");
+                return router.get("/metrics")
+                        .body()
+                        .contains("patchbay_router_endpoint_served_models{endpoint=\"" + busy.address() + "\"} 3.0");
             } catch (Exception e) {
                 return false;
             }
@@ -102,7 +103,9 @@ class ProxyTest {
             assertThat(servedBy(response)).isEqualTo("busy");
         }
         assertThat(idle.completions.get()).isZero();
-        assertThat(servedBy(router.complete("sql"))).as("both list sql: the idle one").isEqualTo("idle");
+        assertThat(servedBy(router.complete("sql")))
+                .as("both list sql: the idle one")
+                .isEqualTo("idle");
     }
 
     @Test
@@ -123,15 +126,19 @@ class ProxyTest {
                 Thread.currentThread().interrupt();
             }
         });
-        HttpResponse<InputStream> response = router.client.send(router.request("/v1/completions")
+        HttpResponse<InputStream> response = router.client.send(
+                router.request("/v1/completions")
                         .POST(HttpRequest.BodyPublishers.ofString(
                                 "{\"model\":\"sql\",\"prompt\":\"hi\",\"stream\":true}"))
                         .build(),
                 HttpResponse.BodyHandlers.ofInputStream());
-        assertThat(response.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
-        assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(server.address());
+        assertThat(response.headers().firstValue("content-type"))
+                .hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
+        assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER))
+                .contains(server.address());
         List<String> lines = new ArrayList<>();
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
             String first = reader.readLine();
             // The server is still holding back the rest: this event came through on its own.
             assertThat(watchdogFired).isFalse();
@@ -145,8 +152,11 @@ class ProxyTest {
             }
         }
         watchdog.join(Duration.ofSeconds(5));
-        assertThat(lines).containsExactly("data: {\"index\":1,\"served_by\":\"s\"}", "data: {\"index\":2,\"served_by\":\"s\"}",
-                "data: [DONE]");
+        assertThat(lines)
+                .containsExactly(
+                        "data: {\"index\":1,\"served_by\":\"s\"}",
+                        "data: {\"index\":2,\"served_by\":\"s\"}",
+                        "data: [DONE]");
     }
 
     @Test
@@ -162,14 +172,17 @@ class ProxyTest {
         var pool = router.router.pool();
         try {
             // 400 characters: about 100 tokens
-            var response = router.client.sendAsync(router.request("/v1/completions")
-                    .POST(HttpRequest.BodyPublishers.ofString(
-                            "{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(400) + "\",\"stream\":true}"))
-                    .build(), HttpResponse.BodyHandlers.ofString());
+            var response = router.client.sendAsync(
+                    router.request("/v1/completions")
+                            .POST(HttpRequest.BodyPublishers.ofString(
+                                    "{\"model\":\"sql\",\"prompt\":\"" + "x".repeat(400) + "\",\"stream\":true}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             RouterHarness.await("prompt counted", () -> pool.promptTokensInFlight(endpoint) == 100);
             assertThat(pool.readyStates().getFirst().promptTokensInFlight()).isEqualTo(100);
-            assertThat(router.get("/metrics").body()).contains(
-                    "patchbay_router_endpoint_prompt_tokens_in_flight{endpoint=\"" + server.address() + "\"} 100.0");
+            assertThat(router.get("/metrics").body())
+                    .contains("patchbay_router_endpoint_prompt_tokens_in_flight{endpoint=\"" + server.address()
+                            + "\"} 100.0");
             answer.countDown();
             // the first event is through while the server still holds the rest: the prefill is done
             RouterHarness.await("prompt answered", () -> pool.promptTokensInFlight(endpoint) == 0);
@@ -187,8 +200,8 @@ class ProxyTest {
     void killedServerGetsNoRequestsOnceStaleAndIsUsedAgainWhenBack() throws Exception {
         FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
         FakeModelServer b = server("b", FakeModelServer.page(0, 0.1, "sql"));
-        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofMillis(50), Duration.ofMillis(200),
-                List.of(a.address(), b.address()));
+        RouterHarness router = new RouterHarness(
+                RouterConfig.DEFAULT, Duration.ofMillis(50), Duration.ofMillis(200), List.of(a.address(), b.address()));
         toClose.add(router);
         router.awaitReady(2);
         a.kill();
@@ -220,8 +233,8 @@ class ProxyTest {
                 closedPorts.add("127.0.0.1:" + socket.getLocalPort());
             }
         }
-        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofMillis(50), Duration.ofMillis(200),
-                closedPorts);
+        RouterHarness router =
+                new RouterHarness(RouterConfig.DEFAULT, Duration.ofMillis(50), Duration.ofMillis(200), closedPorts);
         toClose.add(router);
         // No endpoint was ever ready: the router refuses at once rather than wait for one (the client's time-out
         // would fail this test otherwise).
@@ -237,28 +250,38 @@ class ProxyTest {
         FakeModelServer preferred = server("preferred", FakeModelServer.page(0, 0.1, "sql"));
         FakeModelServer other = server("other", FakeModelServer.page(0, 0.1));
         // Slow scrapes: the router keeps believing in the killed server until the proxy finds out.
-        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofSeconds(10), Duration.ofSeconds(30),
+        RouterHarness router = new RouterHarness(
+                RouterConfig.DEFAULT,
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(30),
                 List.of(preferred.address(), other.address()));
         toClose.add(router);
         router.awaitReady(2);
         preferred.kill();
         HttpResponse<String> response = router.complete("sql");
         assertThat(response.statusCode()).isEqualTo(200);
-        assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(other.address());
+        assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER))
+                .contains(other.address());
         assertThat(servedBy(response)).isEqualTo("other");
         // and the refused endpoint is out of rotation until it answers a scrape again
         assertThat(router.router.pool().readyStates()).hasSize(1);
         assertThat(servedBy(router.complete("sql"))).isEqualTo("other");
         // neither attempt left prompt tokens counted
-        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(preferred.address()))).isZero();
-        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(other.address()))).isZero();
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(preferred.address())))
+                .isZero();
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(other.address())))
+                .isZero();
         // Both sends are booked against the endpoint that served them, none against the one that refused.
         String metrics = router.get("/metrics").body();
         assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} 2");
         assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + preferred.address() + "\"}");
         assertThat(router.router.pool().statuses()).allSatisfy(status -> {
-            assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero();
-            assertThat(status.metrics().runningRequests()).as("own requests left on " + status.endpoint()).isZero();
+            assertThat(status.metrics().waitingRequests())
+                    .as("own requests left on " + status.endpoint())
+                    .isZero();
+            assertThat(status.metrics().runningRequests())
+                    .as("own requests left on " + status.endpoint())
+                    .isZero();
         });
     }
 
@@ -274,15 +297,21 @@ class ProxyTest {
             HttpResponse<String> response = router.complete("sql");
             assertThat(response.statusCode()).isEqualTo(200);
             assertThat(servedBy(response)).isEqualTo("other");
-            assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER)).contains(other.address());
+            assertThat(response.headers().firstValue(ProxyHandler.DESTINATION_HEADER))
+                    .contains(other.address());
         }
-        assertThat(dying.completions.get()).as("each request tried the best-ranked server first").isEqualTo(3);
+        assertThat(dying.completions.get())
+                .as("each request tried the best-ranked server first")
+                .isEqualTo(3);
         String metrics = router.get("/metrics").body();
         assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} 3");
         assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + dying.address() + "\"}");
-        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(dying.address()))).isZero();
-        assertThat(router.router.pool().statuses()).allSatisfy(status ->
-                assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero());
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(dying.address())))
+                .isZero();
+        assertThat(router.router.pool().statuses())
+                .allSatisfy(status -> assertThat(status.metrics().waitingRequests())
+                        .as("own requests left on " + status.endpoint())
+                        .isZero());
     }
 
     @Test
@@ -316,15 +345,21 @@ class ProxyTest {
         assertThat(dying.completions.get()).as("requests tried there first").isPositive();
         assertThat(other.completions.get()).isEqualTo(threads * perThread);
         String metrics = router.get("/metrics").body();
-        assertThat(metrics).contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} "
-                + threads * perThread + ".0");
+        assertThat(metrics)
+                .contains("patchbay_router_picks_total{endpoint=\"" + other.address() + "\"} " + threads * perThread
+                        + ".0");
         assertThat(metrics).doesNotContain("patchbay_router_picks_total{endpoint=\"" + dying.address() + "\"}");
         for (FakeModelServer server : List.of(dying, other)) {
-            assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(server.address()))).isZero();
+            assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(server.address())))
+                    .isZero();
         }
         assertThat(router.router.pool().statuses()).allSatisfy(status -> {
-            assertThat(status.metrics().waitingRequests()).as("own requests left on " + status.endpoint()).isZero();
-            assertThat(status.metrics().runningRequests()).as("own requests left on " + status.endpoint()).isZero();
+            assertThat(status.metrics().waitingRequests())
+                    .as("own requests left on " + status.endpoint())
+                    .isZero();
+            assertThat(status.metrics().runningRequests())
+                    .as("own requests left on " + status.endpoint())
+                    .isZero();
         });
     }
 
@@ -370,7 +405,9 @@ class ProxyTest {
         RouterHarness router = router(RouterConfig.DEFAULT, good, unknown);
         String failures = "patchbay_router_scrape_failures_total{endpoint=\"" + unknown.address() + "\",reason=\""
                 + reason + "\"}";
-        RouterHarness.await("a scrape failure counted as " + reason, () -> metricsPage(router).contains(failures));
+        RouterHarness.await(
+                "a scrape failure counted as " + reason,
+                () -> metricsPage(router).contains(failures));
         router.awaitReady(1);
         for (int i = 0; i < 20; i++) {
             HttpResponse<String> response = router.complete("base");
@@ -398,29 +435,39 @@ class ProxyTest {
     void whenEveryScrapeIsLateTheLastGoodDataIsRoutedOnAndCounted() throws Exception {
         FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "sql"));
         FakeModelServer b = server("b", FakeModelServer.page(0, 0.1, "sql"));
-        RouterHarness router = new RouterHarness(RouterConfig.DEFAULT, Duration.ofMillis(25), Duration.ofMillis(200),
-                Duration.ofHours(1), List.of(a.address(), b.address()));
+        RouterHarness router = new RouterHarness(
+                RouterConfig.DEFAULT,
+                Duration.ofMillis(25),
+                Duration.ofMillis(200),
+                Duration.ofHours(1),
+                List.of(a.address(), b.address()));
         toClose.add(router);
         router.awaitReady(2);
         CountDownLatch stalled = new CountDownLatch(1);
         a.metricsGate = stalled;
         b.metricsGate = stalled;
         try {
-            RouterHarness.await("every endpoint's data stale",
+            RouterHarness.await(
+                    "every endpoint's data stale",
                     () -> router.router.pool().candidates(e -> true).stale());
             for (int i = 0; i < 10; i++) {
                 assertThat(router.complete("sql").statusCode()).isEqualTo(200);
             }
-            RouterHarness.await("a scrape counted as timed out", () -> metricsPage(router).contains(
-                    "patchbay_router_scrape_failures_total{endpoint=\"" + a.address() + "\",reason=\"timeout\"}"));
+            RouterHarness.await(
+                    "a scrape counted as timed out",
+                    () -> metricsPage(router)
+                            .contains("patchbay_router_scrape_failures_total{endpoint=\"" + a.address()
+                                    + "\",reason=\"timeout\"}"));
             assertThat(metricsPage(router)).contains("patchbay_router_stale_data_picks_total 10.0");
         } finally {
             stalled.countDown();
         }
         a.metricsGate = null;
         b.metricsGate = null;
-        RouterHarness.await("fresh data again", () -> !router.router.pool().candidates(e -> true).stale()
-                && router.router.pool().readyStates().size() == 2);
+        RouterHarness.await(
+                "fresh data again",
+                () -> !router.router.pool().candidates(e -> true).stale()
+                        && router.router.pool().readyStates().size() == 2);
         assertThat(router.complete("sql").statusCode()).isEqualTo(200);
         assertThat(metricsPage(router)).contains("patchbay_router_stale_data_picks_total 10.0");
         assertThat(a.completions.get() + b.completions.get()).isEqualTo(11);
@@ -431,7 +478,8 @@ class ProxyTest {
         FakeModelServer server = server("s", FakeModelServer.page(0, 0.1, "sql"));
         RouterHarness router = router(RouterConfig.parse("{\"adapters\": [\"sql\", \"chat\"]}"), server);
         router.awaitReady(1);
-        for (String body : List.of("{\"prompt\":\"no model\"}", "not json", "[1,2]", "{\"model\": 7}", "{\"model\": \" \"}")) {
+        for (String body :
+                List.of("{\"prompt\":\"no model\"}", "not json", "[1,2]", "{\"model\": 7}", "{\"model\": \" \"}")) {
             HttpResponse<String> response = router.post("/v1/completions", body);
             assertThat(response.statusCode()).as(body).isEqualTo(400);
             JsonNode error = JSON.readTree(response.body()).path("error");
@@ -439,8 +487,10 @@ class ProxyTest {
         }
         HttpResponse<String> unknown = router.complete("typo");
         assertThat(unknown.statusCode()).isEqualTo(400);
-        assertThat(JSON.readTree(unknown.body()).path("error").path("code").asText()).isEqualTo("model_not_found");
-        assertThat(JSON.readTree(unknown.body()).path("error").path("param").asText()).isEqualTo("model");
+        assertThat(JSON.readTree(unknown.body()).path("error").path("code").asText())
+                .isEqualTo("model_not_found");
+        assertThat(JSON.readTree(unknown.body()).path("error").path("param").asText())
+                .isEqualTo("model");
         // the base model, a configured adapter not loaded anywhere, and a loaded one all pass
         assertThat(router.complete("base").statusCode()).isEqualTo(200);
         assertThat(router.complete("chat").statusCode()).isEqualTo(200);
@@ -466,14 +516,21 @@ class ProxyTest {
         String body = "{\"model\":\"sql\",\"prompt\":\"hi\"}";
         HttpResponse<String> shed = router.post("/v1/completions", body, RequestLifecycle.SHEDDABLE_HEADER, "true");
         assertThat(shed.statusCode()).isEqualTo(429);
-        assertThat(JSON.readTree(shed.body()).path("error").path("code").asText()).isEqualTo("pool_saturated");
-        assertThat(router.post("/v1/completions", body, RequestLifecycle.OBJECTIVE_HEADER, "batch").statusCode()).isEqualTo(429);
-        assertThat(router.post("/v1/completions", body, RequestLifecycle.OBJECTIVE_HEADER, "chat").statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(shed.body()).path("error").path("code").asText())
+                .isEqualTo("pool_saturated");
+        assertThat(router.post("/v1/completions", body, RequestLifecycle.OBJECTIVE_HEADER, "batch")
+                        .statusCode())
+                .isEqualTo(429);
+        assertThat(router.post("/v1/completions", body, RequestLifecycle.OBJECTIVE_HEADER, "chat")
+                        .statusCode())
+                .isEqualTo(200);
         assertThat(router.post("/v1/completions", body).statusCode()).isEqualTo(200);
 
         b.metricsPage = FakeModelServer.page(2, 0.85);
-        RouterHarness.await("b unsaturated", () -> router.router.pool().readyStates().stream()
-                .anyMatch(s -> s.metrics().waitingRequests() == 2));
+        RouterHarness.await(
+                "b unsaturated",
+                () -> router.router.pool().readyStates().stream()
+                        .anyMatch(s -> s.metrics().waitingRequests() == 2));
         HttpResponse<String> served = router.post("/v1/completions", body, RequestLifecycle.SHEDDABLE_HEADER, "true");
         assertThat(served.statusCode()).isEqualTo(200);
     }
@@ -519,7 +576,8 @@ class ProxyTest {
         assertThat(metrics).contains("patchbay_router_adapter_placement_total{placement=\"in_slot\"} 1");
         assertThat(metrics).contains("patchbay_router_adapter_placement_total{placement=\"neither\"} 1");
         assertThat(metrics).contains("patchbay_router_adapter_placement_total{placement=\"base_model\"} 1");
-        assertThat(metrics).contains("patchbay_router_endpoint_data_age_seconds{endpoint=\"" + server.address() + "\"}");
+        assertThat(metrics)
+                .contains("patchbay_router_endpoint_data_age_seconds{endpoint=\"" + server.address() + "\"}");
         assertThat(metrics).contains("patchbay_router_proxy_latency_seconds_count 3");
     }
 
@@ -539,9 +597,10 @@ class ProxyTest {
                     int ok = 0;
                     for (int i = 0; i < perThread; i++) {
                         boolean stream = i % 2 == 0;
-                        HttpResponse<String> response = router.post("/v1/completions",
-                                "{\"model\":\"sql\",\"prompt\":\"x\",\"stream\":" + stream + "}");
-                        if (response.statusCode() == 200 && (!stream || response.body().endsWith("data: [DONE]\n\n"))) {
+                        HttpResponse<String> response = router.post(
+                                "/v1/completions", "{\"model\":\"sql\",\"prompt\":\"x\",\"stream\":" + stream + "}");
+                        if (response.statusCode() == 200
+                                && (!stream || response.body().endsWith("data: [DONE]\n\n"))) {
                             ok++;
                         }
                     }
@@ -557,8 +616,10 @@ class ProxyTest {
             pool.shutdownNow();
         }
         assertThat(a.completions.get() + b.completions.get()).isEqualTo(threads * perThread);
-        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(a.address()))).isZero();
-        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(b.address()))).isZero();
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(a.address())))
+                .isZero();
+        assertThat(router.router.pool().promptTokensInFlight(Endpoint.parse(b.address())))
+                .isZero();
         assertThat(a.completions.get()).isPositive();
         assertThat(b.completions.get()).isPositive();
     }
@@ -573,18 +634,23 @@ class ProxyTest {
         for (String profile : List.of("patchbay", "gie-lora")) {
             RouterHarness router = router(RouterConfig.parse("{\"profile\": \"" + profile + "\"}"), vllm);
             router.awaitReady(1);
-            assertThat(router.complete("meta-llama/Llama-3.1-8B-Instruct").statusCode()).as(profile).isEqualTo(200);
+            assertThat(router.complete("meta-llama/Llama-3.1-8B-Instruct").statusCode())
+                    .as(profile)
+                    .isEqualTo(200);
             assertThat(router.complete("sql-lora").statusCode()).as(profile).isEqualTo(200);
         }
-        assertThat(vllm.models).containsExactly("meta-llama/Llama-3.1-8B-Instruct", "sql-lora",
-                "meta-llama/Llama-3.1-8B-Instruct", "sql-lora");
+        assertThat(vllm.models)
+                .containsExactly(
+                        "meta-llama/Llama-3.1-8B-Instruct", "sql-lora", "meta-llama/Llama-3.1-8B-Instruct", "sql-lora");
     }
 
     @Test
     void serverWithAMalformedPageGetsNoRequestsUntilItIsFixed() throws Exception {
         FakeModelServer server = server("s", "vllm:num_requests_waiting{model_name=\"base} 1\n");
         RouterHarness router = router(RouterConfig.DEFAULT, server);
-        RouterHarness.await("a failed scrape", () -> router.router.pool().statuses().getFirst().lastError() != null);
+        RouterHarness.await(
+                "a failed scrape",
+                () -> router.router.pool().statuses().getFirst().lastError() != null);
         assertThat(router.complete("sql").statusCode()).isEqualTo(503);
         assertThat(router.get("/metrics").body())
                 .containsPattern("patchbay_router_scrape_failures_total\\{endpoint=\"" + server.address()

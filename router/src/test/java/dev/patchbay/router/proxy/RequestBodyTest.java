@@ -1,23 +1,22 @@
 package dev.patchbay.router.proxy;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.testkit.RawHttp;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-
-import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** How the router's HTTP face takes request bodies it cannot forward, sent as exact bytes. */
 class RequestBodyTest {
@@ -53,7 +52,8 @@ class RequestBodyTest {
     private static byte[] request(String head, byte[] body) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(body.length + 256);
         out.writeBytes(("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                + "Connection: close\r\n" + head + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                        + "Connection: close\r\n" + head + "\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
         out.writeBytes(body);
         return out.toByteArray();
     }
@@ -79,7 +79,9 @@ class RequestBodyTest {
         assertThat(response.header("content-type")).startsWith("application/json");
         JsonNode error = JSON.readTree(response.body()).path("error");
         assertThat(error.path("message").asText()).isNotBlank();
-        assertThat(error.has("type") && error.has("param") && error.has("code")).as(response.body()).isTrue();
+        assertThat(error.has("type") && error.has("param") && error.has("code"))
+                .as(response.body())
+                .isTrue();
         return error;
     }
 
@@ -131,7 +133,8 @@ class RequestBodyTest {
 
     @Test
     void aMalformedChunkGets400() throws Exception {
-        byte[] bad = request("Transfer-Encoding: chunked\r\n",
+        byte[] bad = request(
+                "Transfer-Encoding: chunked\r\n",
                 "zz\r\n{\"model\":\"base\"}\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
         RawHttp.Response response = RawHttp.exchange(router.port(), bad, true);
         assertThat(response.status()).as(response.body()).isEqualTo(400);
@@ -141,8 +144,8 @@ class RequestBodyTest {
 
     @Test
     void aContentLengthThatIsNotANumberGets400InOpenAiShape() throws Exception {
-        RawHttp.Response response = RawHttp.exchange(router.port(),
-                request("Content-Length: many\r\n", "{}".getBytes(StandardCharsets.US_ASCII)), true);
+        RawHttp.Response response = RawHttp.exchange(
+                router.port(), request("Content-Length: many\r\n", "{}".getBytes(StandardCharsets.US_ASCII)), true);
         assertThat(response.status()).as(response.body()).isEqualTo(400);
         assertThat(openAiError(response).path("type").asText()).isEqualTo("invalid_request_error");
     }
@@ -154,8 +157,8 @@ class RequestBodyTest {
         HttpResponse<String> wrongMethod = router.get("/v1/completions");
         for (HttpResponse<String> response : List.of(embeddings, nothing, wrongMethod)) {
             assertThat(response.statusCode()).as(response.uri().toString()).isEqualTo(404);
-            assertThat(response.headers().firstValue("content-type")).hasValueSatisfying(
-                    type -> assertThat(type).startsWith("application/json"));
+            assertThat(response.headers().firstValue("content-type"))
+                    .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
             JsonNode error = JSON.readTree(response.body()).path("error");
             assertThat(error.path("type").asText()).isEqualTo("invalid_request_error");
             assertThat(error.path("code").asText()).isEqualTo("unknown_url");

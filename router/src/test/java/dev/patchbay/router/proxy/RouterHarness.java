@@ -5,34 +5,42 @@ import dev.patchbay.router.RouterOptions;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointSource;
-
+import dev.patchbay.testkit.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BooleanSupplier;
-
-import dev.patchbay.testkit.Await;
-import java.util.Arrays;
 
 /** Starts a router in front of fake servers and sends it requests. */
 final class RouterHarness implements AutoCloseable {
     final Router router;
-    final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2)).build();
+    final HttpClient client = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2))
+            .build();
 
     RouterHarness(RouterConfig config, Duration interval, Duration staleness, List<String> addresses) {
         this(config, interval, staleness, RouterOptions.defaultMaxStaleness(staleness), addresses);
     }
 
-    RouterHarness(RouterConfig config, Duration interval, Duration staleness, Duration maxStaleness,
-                  List<String> addresses) {
+    RouterHarness(
+            RouterConfig config, Duration interval, Duration staleness, Duration maxStaleness, List<String> addresses) {
         List<Endpoint> endpoints = addresses.stream().map(Endpoint::parse).toList();
-        router = new Router(new RouterOptions("127.0.0.1", 0, EndpointSource.of(endpoints), config, interval, staleness,
-                maxStaleness, RouterOptions.NO_EXT_PROC)).start();
+        router = new Router(new RouterOptions(
+                        "127.0.0.1",
+                        0,
+                        EndpointSource.of(endpoints),
+                        config,
+                        interval,
+                        staleness,
+                        maxStaleness,
+                        RouterOptions.NO_EXT_PROC))
+                .start();
     }
 
     int port() {
@@ -40,7 +48,10 @@ final class RouterHarness implements AutoCloseable {
     }
 
     static RouterHarness over(RouterConfig config, FakeModelServer... servers) {
-        return new RouterHarness(config, Duration.ofMillis(25), Duration.ofMillis(500),
+        return new RouterHarness(
+                config,
+                Duration.ofMillis(25),
+                Duration.ofMillis(500),
                 Arrays.stream(servers).map(FakeModelServer::address).toList());
     }
 
@@ -62,7 +73,8 @@ final class RouterHarness implements AutoCloseable {
     }
 
     HttpResponse<String> post(String path, String body, String... headers) throws IOException, InterruptedException {
-        HttpRequest.Builder builder = request(path).POST(HttpRequest.BodyPublishers.ofString(body))
+        HttpRequest.Builder builder = request(path)
+                .POST(HttpRequest.BodyPublishers.ofString(body))
                 .header("Content-Type", "application/json");
         if (headers.length > 0) {
             builder.headers(headers);

@@ -1,20 +1,19 @@
 package dev.patchbay.router.proxy;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The patchbay profile's slot wait through the real HTTP proxy: an adapter request that no server has a slot for
@@ -49,7 +48,8 @@ class SlotWaitProxyTest {
     private CompletableFuture<HttpResponse<String>> completeAsync(RouterHarness router, String model) {
         HttpRequest request = router.request("/v1/completions")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model + "\",\"prompt\":\"hi\"}"))
-                .header("Content-Type", "application/json").build();
+                .header("Content-Type", "application/json")
+                .build();
         return router.client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
     }
 
@@ -62,8 +62,11 @@ class SlotWaitProxyTest {
         router.awaitReady(2);
 
         CompletableFuture<HttpResponse<String>> waiting = completeAsync(router, "sql");
-        RouterHarness.await("the request waits for a slot", () -> router.router.lifecycle().waitingForSlot() == 1);
-        assertThat(a.completions.get() + b.completions.get()).as("sent nowhere yet").isZero();
+        RouterHarness.await(
+                "the request waits for a slot", () -> router.router.lifecycle().waitingForSlot() == 1);
+        assertThat(a.completions.get() + b.completions.get())
+                .as("sent nowhere yet")
+                .isZero();
         assertThat(router.get("/metrics").body()).contains("patchbay_router_requests_waiting_for_slot 1.0");
 
         b.metricsPage = FakeModelServer.page(0, 0.1, "b1", "b2", "b3"); // a slot frees on b
@@ -75,9 +78,13 @@ class SlotWaitProxyTest {
         assertThat(router.router.lifecycle().waitedForSlot()).isEqualTo(1);
         // The send recorded when the request was released is the one the proxy ended: nothing stays counted.
         Endpoint atB = Endpoint.parse(b.address());
-        RouterHarness.await("the answer's end is booked", () -> router.router.pool().readyStates().stream()
-                .filter(s -> s.endpoint().equals(atB)).allMatch(s -> s.metrics().waitingRequests() == 0
-                        && s.metrics().runningRequests() == 0 && !s.metrics().adapterRunning().containsKey("sql")));
+        RouterHarness.await(
+                "the answer's end is booked",
+                () -> router.router.pool().readyStates().stream()
+                        .filter(s -> s.endpoint().equals(atB))
+                        .allMatch(s -> s.metrics().waitingRequests() == 0
+                                && s.metrics().runningRequests() == 0
+                                && !s.metrics().adapterRunning().containsKey("sql")));
         assertThat(router.router.pool().promptTokensInFlight(atB)).isZero();
     }
 

@@ -1,9 +1,9 @@
 package dev.patchbay.router.route;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 class PromptSizeTest {
     private static final ObjectMapper JSON = new ObjectMapper();

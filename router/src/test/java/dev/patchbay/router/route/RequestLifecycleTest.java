@@ -1,16 +1,14 @@
 package dev.patchbay.router.route;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.ModelRewriter;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
-import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.testkit.Await;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -18,8 +16,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.function.Function;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** The decision path without any HTTP, as an Envoy external processor would use it. */
 class RequestLifecycleTest {
@@ -33,8 +31,11 @@ class RequestLifecycleTest {
     private static final Function<String, Optional<String>> NO_HEADERS = name -> Optional.empty();
 
     private final EndpointPool pool = new EndpointPool(
-            EndpointSource.of(List.of(new Endpoint("127.0.0.1", 9001))), e -> PAGE,
-            Duration.ofSeconds(10), Duration.ofSeconds(30), e -> { });
+            EndpointSource.of(List.of(new Endpoint("127.0.0.1", 9001))),
+            e -> PAGE,
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(30),
+            e -> {});
 
     @AfterEach
     void close() {
@@ -46,7 +47,10 @@ class RequestLifecycleTest {
         Random random = new Random(3);
         pool.tick();
         Await.until("the endpoint ready", () -> pool.readyStates().size() == 1);
-        return new RequestLifecycle(pool, config.profileDefinition().create(random, System::nanoTime), config,
+        return new RequestLifecycle(
+                pool,
+                config.profileDefinition().create(random, System::nanoTime),
+                config,
                 new ModelRewriter(config.rewrites(), random));
     }
 
@@ -58,7 +62,8 @@ class RequestLifecycleTest {
     void rewritesTheBodyAndPicks() throws Exception {
         RequestLifecycle decider = decider("""
                 {"rewrites": [{"model": "public", "targets": [{"model": "sql", "weight": 1}]}]}""");
-        RouteDecision decision = decider.decide(body("{\"model\":\"public\",\"prompt\":\"p\",\"max_tokens\":3}"), NO_HEADERS);
+        RouteDecision decision =
+                decider.decide(body("{\"model\":\"public\",\"prompt\":\"p\",\"max_tokens\":3}"), NO_HEADERS);
         assertThat(decision.refused()).isFalse();
         assertThat(decision.rewritten()).isTrue();
         assertThat(decision.request().model()).isEqualTo("sql");
@@ -78,7 +83,8 @@ class RequestLifecycleTest {
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(11);
         assertThat(pool.readyStates().getFirst().metrics().waitingAdapters()).contains("sql");
         RouteDecision models = patchbay.decideWithoutModel();
-        assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).as("the model list costs nothing")
+        assertThat(pool.readyStates().getFirst().metrics().waitingRequests())
+                .as("the model list costs nothing")
                 .isEqualTo(11);
         models.send().finished();
         first.send().finished(); // answered before any scrape: on no server's page any more
@@ -89,7 +95,8 @@ class RequestLifecycleTest {
         Await.until("rescraped", () -> pool.readyStates().getFirst().metrics().waitingRequests() == 9);
         RequestLifecycle gateway = decider("{\"profile\": \"gie-lora\"}");
         RouteDecision viaGateway = gateway.decide(request, NO_HEADERS);
-        assertThat(viaGateway.send().endpoint()).isEqualTo(viaGateway.ranked().getFirst().endpoint());
+        assertThat(viaGateway.send().endpoint())
+                .isEqualTo(viaGateway.ranked().getFirst().endpoint());
         assertThat(pool.readyStates().getFirst().metrics().waitingRequests()).isEqualTo(9);
         viaGateway.send().finished();
     }
@@ -106,19 +113,37 @@ class RequestLifecycleTest {
     void shedsMarkedRequestsOnASaturatedPool() throws Exception {
         RequestLifecycle decider = decider("{\"objectives\": {\"batch\": -1}}");
         byte[] request = body("{\"model\":\"sql\"}");
-        assertThat(decider.decide(request, name -> Optional.ofNullable(Map.of("x-patchbay-sheddable", "true").get(name)))
-                .error().status()).isEqualTo(429);
-        assertThat(decider.decide(request, name -> Optional.ofNullable(
-                Map.of("x-gateway-inference-objective", "batch").get(name))).error().status()).isEqualTo(429);
+        assertThat(decider.decide(
+                                request,
+                                name -> Optional.ofNullable(
+                                        Map.of("x-patchbay-sheddable", "true").get(name)))
+                        .error()
+                        .status())
+                .isEqualTo(429);
+        assertThat(decider.decide(
+                                request,
+                                name -> Optional.ofNullable(Map.of("x-gateway-inference-objective", "batch")
+                                        .get(name)))
+                        .error()
+                        .status())
+                .isEqualTo(429);
         assertThat(decider.decide(request, NO_HEADERS).refused()).isFalse();
     }
 
     @Test
     void refusesUnknownModelsOnlyWithAClosedAdapterList() throws Exception {
-        assertThat(decider("{\"adapters\": [\"chat\"]}").decide(body("{\"model\":\"typo\"}"), NO_HEADERS)
-                .error().code()).isEqualTo("model_not_found");
-        assertThat(decider("{\"adapters\": [\"chat\"]}").decide(body("{\"model\":\"sql\"}"), NO_HEADERS)
-                .refused()).isFalse();
-        assertThat(decider("{}").decide(body("{\"model\":\"typo\"}"), NO_HEADERS).refused()).isFalse();
+        assertThat(decider("{\"adapters\": [\"chat\"]}")
+                        .decide(body("{\"model\":\"typo\"}"), NO_HEADERS)
+                        .error()
+                        .code())
+                .isEqualTo("model_not_found");
+        assertThat(decider("{\"adapters\": [\"chat\"]}")
+                        .decide(body("{\"model\":\"sql\"}"), NO_HEADERS)
+                        .refused())
+                .isFalse();
+        assertThat(decider("{}")
+                        .decide(body("{\"model\":\"typo\"}"), NO_HEADERS)
+                        .refused())
+                .isFalse();
     }
 }

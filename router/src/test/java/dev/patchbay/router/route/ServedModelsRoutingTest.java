@@ -1,5 +1,7 @@
 package dev.patchbay.router.route;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.patchbay.router.config.ModelRewriter;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
@@ -10,9 +12,6 @@ import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.router.pool.ServedModels;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import dev.patchbay.testkit.Await;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -28,19 +27,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** A model is decided among the endpoints that list it on /v1/models, whichever face asks. */
 class ServedModelsRoutingTest {
     private static final Function<String, Optional<String>> NO_HEADERS = name -> Optional.empty();
-    private static final Endpoint A = new Endpoint("127.0.0.1", 9001), B = new Endpoint("127.0.0.1", 9002),
-            C = new Endpoint("127.0.0.1", 9003), D = new Endpoint("127.0.0.1", 9004);
-    private static final EndpointMetrics IDLE = EndpointMetrics.builder().modelName("base").build();
+    private static final Endpoint A = new Endpoint("127.0.0.1", 9001),
+            B = new Endpoint("127.0.0.1", 9002),
+            C = new Endpoint("127.0.0.1", 9003),
+            D = new Endpoint("127.0.0.1", 9004);
+    private static final EndpointMetrics IDLE =
+            EndpointMetrics.builder().modelName("base").build();
 
     private final AtomicLong now = new AtomicLong();
     /** Each endpoint's answer to /v1/models: a list, or an IOException. */
     private final Map<Endpoint, Object> lists = new ConcurrentHashMap<>();
+
     private final List<AutoCloseable> toClose = new ArrayList<>();
 
     @AfterEach
@@ -66,8 +69,13 @@ class ServedModelsRoutingTest {
 
     /** A pool of A..D on a clock of its own, every list read at its first round. */
     private EndpointPool pool() {
-        EndpointPool pool = new EndpointPool(EndpointSource.of(List.of(A, B, C, D)), (e, ids) -> IDLE,
-                Duration.ofMillis(50), Duration.ofHours(1), e -> { }, now::get);
+        EndpointPool pool = new EndpointPool(
+                EndpointSource.of(List.of(A, B, C, D)),
+                (e, ids) -> IDLE,
+                Duration.ofMillis(50),
+                Duration.ofHours(1),
+                e -> {},
+                now::get);
         toClose.add(pool);
         pool.learnServedModels(this::read, Duration.ofSeconds(1));
         return pool;
@@ -76,13 +84,13 @@ class ServedModelsRoutingTest {
     private static RequestLifecycle decider(EndpointPool pool, String configJson) throws IOException {
         RouterConfig config = RouterConfig.parse(configJson);
         Random random = new Random(5);
-        return new RequestLifecycle(pool, Profiles.create("least-queue", random), config,
-                new ModelRewriter(config.rewrites(), random));
+        return new RequestLifecycle(
+                pool, Profiles.create("least-queue", random), config, new ModelRewriter(config.rewrites(), random));
     }
 
     private static RouteDecision decide(RequestLifecycle decider, String model) {
-        return decider.decide(("{\"model\":\"" + model + "\",\"prompt\":\"p\"}").getBytes(StandardCharsets.UTF_8),
-                NO_HEADERS);
+        return decider.decide(
+                ("{\"model\":\"" + model + "\",\"prompt\":\"p\"}").getBytes(StandardCharsets.UTF_8), NO_HEADERS);
     }
 
     private static List<Endpoint> ranked(RouteDecision decision) {
@@ -101,8 +109,11 @@ class ServedModelsRoutingTest {
 
         assertThat(ranked(decide(decider, "x"))).containsExactlyInAnyOrder(A, C);
         assertThat(ranked(decide(decider, "y"))).containsExactlyInAnyOrder(B, C);
-        assertThat(ranked(decide(decider, "base"))).as("every list has the base model").containsExactlyInAnyOrder(A, B, C, D);
-        assertThat(ranked(decide(decider, "on-demand"))).as("listed nowhere: a resolver may load it anywhere")
+        assertThat(ranked(decide(decider, "base")))
+                .as("every list has the base model")
+                .containsExactlyInAnyOrder(A, B, C, D);
+        assertThat(ranked(decide(decider, "on-demand")))
+                .as("listed nowhere: a resolver may load it anywhere")
                 .containsExactlyInAnyOrder(A, B, C, D);
         assertThat(decide(decider, "x").request().baseModel()).isFalse();
 
@@ -130,7 +141,9 @@ class ServedModelsRoutingTest {
         RequestLifecycle decider = decider(pool, "{\"adapters\": [\"x\"]}");
 
         RouteDecision alias = decide(decider, "llama-alias");
-        assertThat(alias.refused()).as("listed without a parent: a base model, whatever the adapter list").isFalse();
+        assertThat(alias.refused())
+                .as("listed without a parent: a base model, whatever the adapter list")
+                .isFalse();
         assertThat(alias.request().baseModel()).isTrue();
         assertThat(ranked(alias)).containsExactly(B);
         assertThat(ranked(decide(decider, "llama"))).containsExactlyInAnyOrder(A, B);
@@ -163,7 +176,8 @@ class ServedModelsRoutingTest {
         pool.scrapeNow();
         RequestLifecycle decider = decider(pool, "{}");
         byte[] body = "{\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8);
-        assertThat(ranked(decider.decide(body, NO_HEADERS, Set.of(B, C)::contains))).containsExactly(B);
+        assertThat(ranked(decider.decide(body, NO_HEADERS, Set.of(B, C)::contains)))
+                .containsExactly(B);
         RouteDecision none = decider.decide(body, NO_HEADERS, Set.of(C, D)::contains);
         assertThat(none.refused()).as("no endpoint in the hint serves it").isTrue();
         assertThat(none.error().status()).isEqualTo(503);
@@ -176,15 +190,22 @@ class ServedModelsRoutingTest {
         lists.put(C, listing("base", "y"));
         lists.put(D, new IOException("timed out"));
         AtomicInteger readsOfB = new AtomicInteger();
-        EndpointPool pool = new EndpointPool(EndpointSource.of(List.of(A, B, C, D)), (e, ids) -> IDLE,
-                Duration.ofMillis(1), Duration.ofSeconds(5), e -> { }, System::nanoTime);
+        EndpointPool pool = new EndpointPool(
+                EndpointSource.of(List.of(A, B, C, D)),
+                (e, ids) -> IDLE,
+                Duration.ofMillis(1),
+                Duration.ofSeconds(5),
+                e -> {},
+                System::nanoTime);
         toClose.add(pool);
-        pool.learnServedModels(endpoint -> {
-            if (endpoint.equals(B)) {
-                return readsOfB.incrementAndGet() % 2 == 0 ? listing("base", "x") : listing("base", "y");
-            }
-            return read(endpoint);
-        }, Duration.ofNanos(1));
+        pool.learnServedModels(
+                endpoint -> {
+                    if (endpoint.equals(B)) {
+                        return readsOfB.incrementAndGet() % 2 == 0 ? listing("base", "x") : listing("base", "y");
+                    }
+                    return read(endpoint);
+                },
+                Duration.ofNanos(1));
         pool.start();
         Await.until("every endpoint ready and listed", () -> pool.readyStates().size() == 4 && readsOfB.get() > 0);
         RequestLifecycle decider = decider(pool, "{}");

@@ -1,20 +1,19 @@
 package dev.patchbay.router.scrape;
 
-import dev.patchbay.router.prom.MalformedPageException;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.patchbay.router.prom.MalformedPageException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class EndpointMetricsReaderTest {
     private final EndpointMetricsReader reader = new EndpointMetricsReader();
@@ -71,11 +70,15 @@ class EndpointMetricsReaderTest {
         // a2 ran one token and ended, then a1 started, within one second: "", a1 and a2 share the newest value, the
         // empty one first on the page. Taking the first hid a1 for as long as it ran.
         String page = page("inference-sim-hidden-running.txt");
-        assertThat(page.lines().filter(l -> l.startsWith("vllm:lora_requests_info{")).findFirst().orElseThrow())
+        assertThat(page.lines()
+                        .filter(l -> l.startsWith("vllm:lora_requests_info{"))
+                        .findFirst()
+                        .orElseThrow())
                 .contains("running_lora_adapters=\"\"");
         EndpointMetrics m = reader.readRoutable(page, AdapterIds.UNPOOLED);
         assertThat(m.runningRequests()).isEqualTo(1);
-        assertThat(m.activeAdapters()).as("a1 runs; a2 ran within the second and is still loaded")
+        assertThat(m.activeAdapters())
+                .as("a1 runs; a2 ran within the second and is still loaded")
                 .containsExactlyInAnyOrder("a1", "a2");
         assertThat(m.waitingAdapters()).isEmpty();
         assertThat(m.maxLora()).isEqualTo(2);
@@ -109,9 +112,12 @@ class EndpointMetricsReaderTest {
 
     @Test
     void tiedLegacySeriesReadTheSameInAnyPageOrder() throws Exception {
-        List<String> lines = new ArrayList<>(page("inference-sim-waiting-adapter.txt").lines().toList());
+        List<String> lines = new ArrayList<>(
+                page("inference-sim-waiting-adapter.txt").lines().toList());
         EndpointMetrics asServed = reader.read(String.join("\n", lines) + "\n");
-        List<String> series = lines.stream().filter(l -> l.startsWith("vllm:lora_requests_info{")).toList();
+        List<String> series = lines.stream()
+                .filter(l -> l.startsWith("vllm:lora_requests_info{"))
+                .toList();
         lines.removeAll(series);
         List<String> reversed = new ArrayList<>(series.reversed());
         lines.addAll(reversed);
@@ -185,7 +191,9 @@ class EndpointMetricsReaderTest {
 
     @Test
     void oldKvCacheNameIsRead() throws Exception {
-        assertThat(reader.read("vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.5\n").kvCacheUsage()).isEqualTo(0.5);
+        assertThat(reader.read("vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.5\n")
+                        .kvCacheUsage())
+                .isEqualTo(0.5);
     }
 
     private static final String LOAD = """
@@ -197,18 +205,37 @@ class EndpointMetricsReaderTest {
     static Stream<Arguments> pagesThatDoNotShowTheLoad() {
         return Stream.of(
                 Arguments.of("empty", "", UnusablePageException.Problem.MISSING_FAMILY),
-                Arguments.of("only comments", "# TYPE vllm:num_requests_waiting gauge\n",
+                Arguments.of(
+                        "only comments",
+                        "# TYPE vllm:num_requests_waiting gauge\n",
                         UnusablePageException.Problem.MISSING_FAMILY),
-                Arguments.of("no running queue", LOAD.replace("vllm:num_requests_running{model_name=\"m\"} 2\n", ""),
+                Arguments.of(
+                        "no running queue",
+                        LOAD.replace("vllm:num_requests_running{model_name=\"m\"} 2\n", ""),
                         UnusablePageException.Problem.MISSING_FAMILY),
-                Arguments.of("no KV usage under either name", LOAD.replace("vllm:kv_cache_usage_perc{model_name=\"m\"} 0.3\n", ""),
+                Arguments.of(
+                        "no KV usage under either name",
+                        LOAD.replace("vllm:kv_cache_usage_perc{model_name=\"m\"} 0.3\n", ""),
                         UnusablePageException.Problem.MISSING_FAMILY),
-                Arguments.of("waiting NaN", LOAD.replace("} 1\n", "} NaN\n"), UnusablePageException.Problem.INVALID_VALUE),
-                Arguments.of("running +Inf", LOAD.replace("} 2\n", "} +Inf\n"), UnusablePageException.Problem.INVALID_VALUE),
-                Arguments.of("negative waiting", LOAD.replace("} 1\n", "} -1\n"), UnusablePageException.Problem.INVALID_VALUE),
-                Arguments.of("negative running", LOAD.replace("} 2\n", "} -3\n"), UnusablePageException.Problem.INVALID_VALUE),
-                Arguments.of("negative KV usage", LOAD.replace("} 0.3\n", "} -0.5\n"), UnusablePageException.Problem.INVALID_VALUE),
-                Arguments.of("one of two engines NaN", LOAD + "vllm:num_requests_waiting{engine=\"1\",model_name=\"m\"} NaN\n",
+                Arguments.of(
+                        "waiting NaN", LOAD.replace("} 1\n", "} NaN\n"), UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of(
+                        "running +Inf", LOAD.replace("} 2\n", "} +Inf\n"), UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of(
+                        "negative waiting",
+                        LOAD.replace("} 1\n", "} -1\n"),
+                        UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of(
+                        "negative running",
+                        LOAD.replace("} 2\n", "} -3\n"),
+                        UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of(
+                        "negative KV usage",
+                        LOAD.replace("} 0.3\n", "} -0.5\n"),
+                        UnusablePageException.Problem.INVALID_VALUE),
+                Arguments.of(
+                        "one of two engines NaN",
+                        LOAD + "vllm:num_requests_waiting{engine=\"1\",model_name=\"m\"} NaN\n",
                         UnusablePageException.Problem.INVALID_VALUE));
     }
 
@@ -217,17 +244,25 @@ class EndpointMetricsReaderTest {
     void aPageThatDoesNotShowTheLoadIsNotRoutable(String what, String page, UnusablePageException.Problem problem)
             throws Exception {
         assertThatThrownBy(() -> reader.readRoutable(page, AdapterIds.UNPOOLED))
-                .isInstanceOfSatisfying(UnusablePageException.class, e -> assertThat(e.problem()).isEqualTo(problem));
+                .isInstanceOfSatisfying(
+                        UnusablePageException.class,
+                        e -> assertThat(e.problem()).isEqualTo(problem));
     }
 
     @Test
     void routablePagesAreReadAsUsual() throws Exception {
         assertThat(reader.readRoutable(LOAD, AdapterIds.UNPOOLED)).isEqualTo(reader.read(LOAD));
-        assertThat(reader.readRoutable(page("vllm-full.txt"), AdapterIds.UNPOOLED).waitingRequests()).isEqualTo(7);
-        assertThat(reader.readRoutable(page("patchbay.txt"), AdapterIds.UNPOOLED).hasResidencyFamilies()).isTrue();
+        assertThat(reader.readRoutable(page("vllm-full.txt"), AdapterIds.UNPOOLED)
+                        .waitingRequests())
+                .isEqualTo(7);
+        assertThat(reader.readRoutable(page("patchbay.txt"), AdapterIds.UNPOOLED)
+                        .hasResidencyFamilies())
+                .isTrue();
         String olderVllm = LOAD.replace("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc");
-        assertThat(reader.readRoutable(olderVllm, AdapterIds.UNPOOLED).kvCacheUsage()).isEqualTo(0.3);
-        assertThatThrownBy(() -> reader.readRoutable("vllm:num_requests_waiting{model_name=\"m} 1\n", AdapterIds.UNPOOLED))
+        assertThat(reader.readRoutable(olderVllm, AdapterIds.UNPOOLED).kvCacheUsage())
+                .isEqualTo(0.3);
+        assertThatThrownBy(
+                        () -> reader.readRoutable("vllm:num_requests_waiting{model_name=\"m} 1\n", AdapterIds.UNPOOLED))
                 .isInstanceOf(MalformedPageException.class);
     }
 

@@ -1,18 +1,16 @@
 package dev.patchbay.router.scrape;
 
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.Set;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
 
 /** What the router assumes about an endpoint after sending it a request, until the next scrape. */
 class EndpointMetricsTest {
@@ -21,8 +19,15 @@ class EndpointMetricsTest {
 
     @Test
     void aSentRequestWaitsAndTakesAFreeSlot() {
-        EndpointMetrics before = EndpointMetrics.builder().waitingRequests(2).runningRequests(5).kvCacheUsage(0.3)
-                .slots(3, 1).resident("a", SLOT).adapterRunning("a", 5).resident("b", HOST).build();
+        EndpointMetrics before = EndpointMetrics.builder()
+                .waitingRequests(2)
+                .runningRequests(5)
+                .kvCacheUsage(0.3)
+                .slots(3, 1)
+                .resident("a", SLOT)
+                .adapterRunning("a", 5)
+                .resident("b", HOST)
+                .build();
         EndpointMetrics after = before.withRequestSent("b").withRequestSent("b").withRequestSent("c");
         assertThat(after.waitingRequests()).isEqualTo(5);
         assertThat(after.runningRequests()).isEqualTo(5);
@@ -45,14 +50,22 @@ class EndpointMetricsTest {
 
     @Test
     void slotAdaptersListTheAdaptersInSlotsWithTheirIds() {
-        EndpointMetrics m = EndpointMetrics.builder().slots(3, 2).resident("a", SLOT).adapterRunning("a", 1)
-                .resident("b", SLOT).resident("h", HOST).build();
+        EndpointMetrics m = EndpointMetrics.builder()
+                .slots(3, 2)
+                .resident("a", SLOT)
+                .adapterRunning("a", 1)
+                .resident("b", SLOT)
+                .resident("h", HOST)
+                .build();
         assertThat(m.slotAdapters().names()).containsExactlyInAnyOrder("a", "b");
-        assertThat(m.idleEvictableSlot()).as("b is in a slot with nothing to do").isTrue();
+        assertThat(m.idleEvictableSlot())
+                .as("b is in a slot with nothing to do")
+                .isTrue();
         int[] ids = m.slotAdapters().ids();
         assertThat(ids).hasSize(2);
         for (int i = 0; i < ids.length; i++) {
-            assertThat(ids[i]).isEqualTo(AdapterIds.UNPOOLED.of(m.slotAdapters().names().get(i)));
+            assertThat(ids[i])
+                    .isEqualTo(AdapterIds.UNPOOLED.of(m.slotAdapters().names().get(i)));
         }
         // A sent request that takes a free slot shows in the slot adapters at once.
         assertThat(m.withRequestSent("c").slotAdapters().names()).containsExactlyInAnyOrder("a", "b", "c");
@@ -65,7 +78,8 @@ class EndpointMetricsTest {
     void adapterIdsAreStableAndDistinctUnderConcurrentFirstSightings() throws Exception {
         int threads = 8;
         AdapterIds table = new AdapterIds();
-        List<String> names = IntStream.range(0, 500).mapToObj(i -> "ids-test-" + i).toList();
+        List<String> names =
+                IntStream.range(0, 500).mapToObj(i -> "ids-test-" + i).toList();
         var pool = Executors.newFixedThreadPool(threads);
         var start = new CountDownLatch(1);
         List<Future<int[]>> seen = new ArrayList<>();
@@ -83,7 +97,9 @@ class EndpointMetricsTest {
         pool.shutdown();
         assertThat(Arrays.stream(first).distinct().count()).isEqualTo(names.size());
         assertThat(table.bound()).isEqualTo(names.size());
-        assertThat(table.find("ids-test-never-scraped")).as("a name only asked for gets no id").isEqualTo(-1);
+        assertThat(table.find("ids-test-never-scraped"))
+                .as("a name only asked for gets no id")
+                .isEqualTo(-1);
         assertThat(table.bound()).isEqualTo(names.size());
         assertThat(table.find("ids-test-7")).isEqualTo(first[7]);
     }
@@ -91,16 +107,31 @@ class EndpointMetricsTest {
     @Test
     void eachPoolKeysItsMetricsInItsOwnTable() {
         AdapterIds pool = new AdapterIds();
-        EndpointMetrics read = EndpointMetrics.builder().slots(2, 2).resident("x", SLOT).resident("y", SLOT)
-                .adapterRunning("x", 1).resident("h", HOST).adapterWaiting("w", 1).build();
+        EndpointMetrics read = EndpointMetrics.builder()
+                .slots(2, 2)
+                .resident("x", SLOT)
+                .resident("y", SLOT)
+                .adapterRunning("x", 1)
+                .resident("h", HOST)
+                .adapterWaiting("w", 1)
+                .build();
         EndpointMetrics keyed = read.inTable(pool);
-        assertThat(keyed).isNotEqualTo(read).isEqualTo(EndpointMetrics.builder().ids(pool).slots(2, 2)
-                .resident("x", SLOT).resident("y", SLOT).adapterRunning("x", 1).resident("h", HOST)
-                .adapterWaiting("w", 1).build());
+        assertThat(keyed)
+                .isNotEqualTo(read)
+                .isEqualTo(EndpointMetrics.builder()
+                        .ids(pool)
+                        .slots(2, 2)
+                        .resident("x", SLOT)
+                        .resident("y", SLOT)
+                        .adapterRunning("x", 1)
+                        .resident("h", HOST)
+                        .adapterWaiting("w", 1)
+                        .build());
         assertThat(keyed.inTable(pool)).isSameAs(keyed);
         assertThat(pool.bound()).as("every named adapter, no other").isEqualTo(4);
         for (int i = 0; i < keyed.slotAdapters().ids().length; i++) {
-            assertThat(keyed.slotAdapters().ids()[i]).isEqualTo(pool.find(keyed.slotAdapters().names().get(i)));
+            assertThat(keyed.slotAdapters().ids()[i])
+                    .isEqualTo(pool.find(keyed.slotAdapters().names().get(i)));
         }
         // The placements computed once per scrape, the same in either table; own requests keep the table.
         for (String a : List.of("x", "y", "h", "w", "never-named")) {
@@ -117,7 +148,10 @@ class EndpointMetricsTest {
 
     @Test
     void baseModelAndLegacyOnlyEndpointsOnlyGrowTheQueue() {
-        EndpointMetrics legacy = EndpointMetrics.builder().waitingRequests(1).activeAdapters(Set.of("a")).maxLora(2)
+        EndpointMetrics legacy = EndpointMetrics.builder()
+                .waitingRequests(1)
+                .activeAdapters(Set.of("a"))
+                .maxLora(2)
                 .build();
         EndpointMetrics afterBase = legacy.withRequestSent(null);
         assertThat(afterBase.waitingRequests()).isEqualTo(2);

@@ -12,7 +12,9 @@ public final class ApiKey {
     }
 
     public boolean accepts(String authorizationHeader) {
-        byte[] given = authorizationHeader == null ? new byte[0] : authorizationHeader.trim().getBytes(StandardCharsets.UTF_8);
+        byte[] given = authorizationHeader == null
+                ? new byte[0]
+                : authorizationHeader.trim().getBytes(StandardCharsets.UTF_8);
         return MessageDigest.isEqual(expected, given);
     }
 }

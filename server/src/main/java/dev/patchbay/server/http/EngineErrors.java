@@ -50,8 +50,9 @@ public final class EngineErrors {
     }
 
     public static ApiException loadTimedOut(String adapter) {
-        return new ApiException(500, "Loading LoRA adapter '" + adapter + "' timed out after "
-                + ADAPTER_LOAD_TIMEOUT.toSeconds() + " s");
+        return new ApiException(
+                500,
+                "Loading LoRA adapter '" + adapter + "' timed out after " + ADAPTER_LOAD_TIMEOUT.toSeconds() + " s");
     }
 
     public static ApiException shuttingDown() {

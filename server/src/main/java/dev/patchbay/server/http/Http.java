@@ -65,9 +65,13 @@ public final class Http {
     }
 
     private static ApiException unreadableBody(long declared) {
-        return new ApiException(400, declared >= 0
-                ? "The request body ended before its Content-Length of " + declared + " bytes"
-                : "The request body's chunked encoding is malformed or ends early", null, true);
+        return new ApiException(
+                400,
+                declared >= 0
+                        ? "The request body ended before its Content-Length of " + declared + " bytes"
+                        : "The request body's chunked encoding is malformed or ends early",
+                null,
+                true);
     }
 
     private static String abbreviate(String s, int max) {

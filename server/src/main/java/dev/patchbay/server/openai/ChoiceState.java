@@ -25,6 +25,7 @@ final class ChoiceState {
     private FinishReason reason;
     /** Streaming: whether the echoed prompt went out yet, and the completions text offset reached. */
     private boolean echoSent;
+
     private int textOffset;
 
     ChoiceState(int[] prompt, String promptText, boolean echo) {
@@ -76,7 +77,9 @@ final class ChoiceState {
 
     /** Whether a chunk for {@code o} has anything to say: text, the end, tokens whose logprobs are wanted, or the echo. */
     boolean hasChunk(RequestOutput o, boolean logprobsWanted) {
-        return !o.textDelta().isEmpty() || o.finished() || (logprobsWanted && o.newTokenIds().length > 0)
+        return !o.textDelta().isEmpty()
+                || o.finished()
+                || (logprobsWanted && o.newTokenIds().length > 0)
                 || (echo && !echoSent);
     }
 

@@ -52,7 +52,8 @@ public final class GenerationHandler {
     public void handle(ServerRequest req, ServerResponse res, boolean chat) {
         long arrival = clock.nanos();
         ObjectNode body = Http.readJsonObject(req, maxBodyBytes);
-        GenerationRequest g = GenerationRequest.parse(body, chat, engine.model(), engine.config().maxLogprobs());
+        GenerationRequest g = GenerationRequest.parse(
+                body, chat, engine.model(), engine.config().maxLogprobs());
         String modelName = g.model() == null ? engine.config().servedModelName() : g.model();
         String adapter = resolver.adapterFor(modelName);
         LinkedBlockingQueue<ChoiceOutput> outputs = new LinkedBlockingQueue<>();
@@ -66,12 +67,20 @@ public final class GenerationHandler {
                 promptTokens += prompt.length;
                 int maxTokens = engine.contextLimit().maxTokens(prompt.length, g.maxTokens());
                 // Only an echo needs the prompt's text; a prompt of token ids has it decoded.
-                String promptText = !g.logprobs().echo() ? null : g.promptTexts().get(p) != null
-                        ? g.promptTexts().get(p) : engine.model().tokenizer().decode(prompt);
+                String promptText = !g.logprobs().echo()
+                        ? null
+                        : g.promptTexts().get(p) != null
+                                ? g.promptTexts().get(p)
+                                : engine.model().tokenizer().decode(prompt);
                 for (int k = 0; k < g.n(); k++) {
                     int choice = p * g.n() + k;
-                    states[choice] = new ChoiceState(prompt, promptText, g.logprobs().echo());
-                    ids.add(engine.submit(new EngineRequest(prompt, adapter, g.samplingParams(maxTokens, k), arrival,
+                    states[choice] =
+                            new ChoiceState(prompt, promptText, g.logprobs().echo());
+                    ids.add(engine.submit(new EngineRequest(
+                            prompt,
+                            adapter,
+                            g.samplingParams(maxTokens, k),
+                            arrival,
                             out -> outputs.add(new ChoiceOutput(choice, out)))));
                 }
             }
@@ -82,11 +91,18 @@ public final class GenerationHandler {
             ids.forEach(engine::abort);
             throw e;
         }
-        String id = (chat ? "chatcmpl-" : "cmpl-") + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        String id = (chat ? "chatcmpl-" : "cmpl-")
+                + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         long created = System.currentTimeMillis() / 1000;
         ResponseShapes shapes = new ResponseShapes(id, created, modelName, chat);
-        Answer answer = new Answer(shapes, new LogprobsShapes(engine.model().tokenizer()), g.logprobs(), states, outputs,
-                ids, promptTokens);
+        Answer answer = new Answer(
+                shapes,
+                new LogprobsShapes(engine.model().tokenizer()),
+                g.logprobs(),
+                states,
+                outputs,
+                ids,
+                promptTokens);
         if (g.stream()) {
             stream(res, answer, g.includeUsage());
         } else {
@@ -95,9 +111,14 @@ public final class GenerationHandler {
     }
 
     /** What answering needs: the shapes, what was asked for, each choice's state, and where outputs arrive. */
-    private record Answer(ResponseShapes shapes, LogprobsShapes logprobShapes, LogprobsOptions logprobs,
-                          ChoiceState[] states, LinkedBlockingQueue<ChoiceOutput> outputs, List<Long> ids,
-                          int promptTokens) {}
+    private record Answer(
+            ResponseShapes shapes,
+            LogprobsShapes logprobShapes,
+            LogprobsOptions logprobs,
+            ChoiceState[] states,
+            LinkedBlockingQueue<ChoiceOutput> outputs,
+            List<Long> ids,
+            int promptTokens) {}
 
     private void respond(ServerResponse res, Answer a) {
         int choices = a.states().length;
@@ -126,15 +147,18 @@ public final class GenerationHandler {
         boolean wantsLogprobs = a.logprobs().sample() != null;
         for (int i = 0; i < choices; i++) {
             ChoiceState s = a.states()[i];
-            JsonNode logprobs = !wantsLogprobs ? null
+            JsonNode logprobs = !wantsLogprobs
+                    ? null
                     : shapes.chat() ? s.chatLogprobs(a.logprobShapes()) : s.completionLogprobs(a.logprobShapes());
-            JsonNode promptLogprobs = s.promptLogprobs() == null ? null : a.logprobShapes().prompt(s.promptLogprobs());
+            JsonNode promptLogprobs =
+                    s.promptLogprobs() == null ? null : a.logprobShapes().prompt(s.promptLogprobs());
             arr.add(shapes.choice(i, s.text(), s.reason(), logprobs, promptLogprobs));
         }
         if (shapes.chat()) {
             // vLLM's chat answer carries the prompt's log probabilities once, beside the choices.
             List<TokenLogprobs> prompt = a.states()[0].promptLogprobs();
-            body.set("prompt_logprobs", prompt == null ? null : a.logprobShapes().prompt(prompt));
+            body.set(
+                    "prompt_logprobs", prompt == null ? null : a.logprobShapes().prompt(prompt));
         }
         body.set("usage", ResponseShapes.usage(a.promptTokens(), completionTokens));
         Http.sendJson(res, body);
@@ -161,9 +185,11 @@ public final class GenerationHandler {
                 }
                 if (s.hasChunk(o, wantsLogprobs)) {
                     // Each chunk carries the log probabilities of its own tokens.
-                    JsonNode logprobs = !wantsLogprobs ? null : shapes.chat()
-                            ? a.logprobShapes().chat(o.newTokenIds(), o.logprobs())
-                            : s.chunkCompletionLogprobs(a.logprobShapes(), o);
+                    JsonNode logprobs = !wantsLogprobs
+                            ? null
+                            : shapes.chat()
+                                    ? a.logprobShapes().chat(o.newTokenIds(), o.logprobs())
+                                    : s.chunkCompletionLogprobs(a.logprobShapes(), o);
                     event(out, shapes.chunk(c.choice, s.chunkText(o), o.finishReason(), logprobs));
                     s.chunkSent();
                 }

@@ -8,8 +8,8 @@ import dev.patchbay.engine.model.Model;
 import dev.patchbay.server.http.ApiException;
 import dev.patchbay.server.http.JsonFields;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Collections;
+import java.util.List;
 
 /**
  * An OpenAI completions or chat-completions body, validated and tokenized: what the engine needs.
@@ -18,10 +18,22 @@ import java.util.Collections;
  * @param promptTexts each prompt's text as given, or null where it was given as token ids (or is a chat)
  * @param maxTokens   null when the client left it to the model's remaining context
  */
-record GenerationRequest(String model, List<int[]> prompts, List<String> promptTexts, Integer maxTokens,
-                         double temperature, double topP, int topK, Long seed, List<String> stop,
-                         List<Integer> stopTokenIds, boolean ignoreEos, int n, boolean stream, boolean includeUsage,
-                         LogprobsOptions logprobs) {
+record GenerationRequest(
+        String model,
+        List<int[]> prompts,
+        List<String> promptTexts,
+        Integer maxTokens,
+        double temperature,
+        double topP,
+        int topK,
+        Long seed,
+        List<String> stop,
+        List<Integer> stopTokenIds,
+        boolean ignoreEos,
+        int n,
+        boolean stream,
+        boolean includeUsage,
+        LogprobsOptions logprobs) {
 
     /** {@code maxLogprobs}: the server's {@code --max-logprobs}, -1 for no limit. */
     static GenerationRequest parse(ObjectNode body, boolean chat, Model model, int maxLogprobs) {
@@ -32,12 +44,15 @@ record GenerationRequest(String model, List<int[]> prompts, List<String> promptT
         Integer maxTokens = JsonFields.integer(body.get("max_tokens"), "max_tokens");
         if (chat) {
             // Chat's newer name wins over the older one when both are given.
-            Integer maxCompletionTokens = JsonFields.integer(body.get("max_completion_tokens"), "max_completion_tokens");
+            Integer maxCompletionTokens =
+                    JsonFields.integer(body.get("max_completion_tokens"), "max_completion_tokens");
             if (maxCompletionTokens != null) maxTokens = maxCompletionTokens;
         }
-        if (maxTokens != null && maxTokens < 1) throw ApiException.badRequest("max_tokens must be at least 1, got " + maxTokens, "max_tokens");
+        if (maxTokens != null && maxTokens < 1)
+            throw ApiException.badRequest("max_tokens must be at least 1, got " + maxTokens, "max_tokens");
         double temperature = number(body, "temperature", 1.0);
-        if (temperature < 0 || temperature > 2) throw ApiException.badRequest("temperature must be in [0, 2], got " + temperature, "temperature");
+        if (temperature < 0 || temperature > 2)
+            throw ApiException.badRequest("temperature must be in [0, 2], got " + temperature, "temperature");
         double topP = number(body, "top_p", 1.0);
         if (!(topP > 0 && topP <= 1)) throw ApiException.badRequest("top_p must be in (0, 1], got " + topP, "top_p");
         Integer topK = JsonFields.integer(body.get("top_k"), "top_k");
@@ -48,10 +63,12 @@ record GenerationRequest(String model, List<int[]> prompts, List<String> promptT
         JsonNode s = body.get("stop");
         if (s != null && !s.isNull()) {
             if (s.isTextual()) stop.add(s.asText());
-            else if (s.isArray()) s.forEach(x -> {
-                if (!x.isTextual()) throw ApiException.badRequest("stop must be a string or a list of strings", "stop");
-                stop.add(x.asText());
-            });
+            else if (s.isArray())
+                s.forEach(x -> {
+                    if (!x.isTextual())
+                        throw ApiException.badRequest("stop must be a string or a list of strings", "stop");
+                    stop.add(x.asText());
+                });
             else throw ApiException.badRequest("stop must be a string or a list of strings", "stop");
         }
         stop.removeIf(String::isEmpty);
@@ -63,16 +80,40 @@ record GenerationRequest(String model, List<int[]> prompts, List<String> promptT
         boolean includeUsage = streamOptions != null
                 && JsonFields.bool(streamOptions.get("include_usage"), "stream_options.include_usage", false);
         boolean ignoreEos = JsonFields.bool(body.get("ignore_eos"), "ignore_eos", false);
-        LogprobsOptions logprobs = LogprobsOptions.parse(body, chat, stream, maxLogprobs, model.tokenizer().vocabSize());
-        return new GenerationRequest(name, prompts, Collections.unmodifiableList(promptTexts), maxTokens,
-                temperature, topP, topK == null ? -1 : topK, seed, stop, stopIds, ignoreEos, n == null ? 1 : n, stream,
-                stream && includeUsage, logprobs);
+        LogprobsOptions logprobs = LogprobsOptions.parse(
+                body, chat, stream, maxLogprobs, model.tokenizer().vocabSize());
+        return new GenerationRequest(
+                name,
+                prompts,
+                Collections.unmodifiableList(promptTexts),
+                maxTokens,
+                temperature,
+                topP,
+                topK == null ? -1 : topK,
+                seed,
+                stop,
+                stopIds,
+                ignoreEos,
+                n == null ? 1 : n,
+                stream,
+                stream && includeUsage,
+                logprobs);
     }
 
     SamplingParams samplingParams(int maxTokens, int choice) {
         Long s = seed == null ? null : seed + choice;
-        return new SamplingParams(maxTokens, temperature, topP, topK, s, stop, stopTokenIds, ignoreEos, n,
-                logprobs.sample(), logprobs.prompt());
+        return new SamplingParams(
+                maxTokens,
+                temperature,
+                topP,
+                topK,
+                s,
+                stop,
+                stopTokenIds,
+                ignoreEos,
+                n,
+                logprobs.sample(),
+                logprobs.prompt());
     }
 
     private static int[] chatPrompt(ObjectNode body, Model model) {
@@ -90,7 +131,8 @@ record GenerationRequest(String model, List<int[]> prompts, List<String> promptT
         List<ChatMessage> list = new ArrayList<>();
         for (JsonNode m : messages) {
             if (!m.isObject()) throw ApiException.badRequest("each of messages must be an object", "messages");
-            if (!m.path("role").isTextual()) throw ApiException.badRequest("each of messages needs a role that is a string", "messages");
+            if (!m.path("role").isTextual())
+                throw ApiException.badRequest("each of messages needs a role that is a string", "messages");
             list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"))));
         }
         return list;
@@ -115,12 +157,14 @@ record GenerationRequest(String model, List<int[]> prompts, List<String> promptT
                 if (!part.isObject() || !"text".equals(part.path("type").asText(null))) {
                     throw ApiException.badRequest("only text content parts are supported in messages", "messages");
                 }
-                if (!part.path("text").isTextual()) throw ApiException.badRequest("the text of a part in messages must be a string", "messages");
+                if (!part.path("text").isTextual())
+                    throw ApiException.badRequest("the text of a part in messages must be a string", "messages");
                 sb.append(part.get("text").asText());
             }
             return sb.toString();
         }
-        throw ApiException.badRequest("the content of each of messages must be a string or a list of parts", "messages");
+        throw ApiException.badRequest(
+                "the content of each of messages must be a string or a list of parts", "messages");
     }
 
     /** The prompts, tokenized; {@code texts} gets each one's text, or null for token ids. */
@@ -154,7 +198,8 @@ record GenerationRequest(String model, List<int[]> prompts, List<String> promptT
         for (int i = 0; i < ids.length; i++) {
             JsonNode t = arr.get(i);
             if (!t.isInt() || t.asInt() < 0 || t.asInt() >= vocab) {
-                throw ApiException.badRequest("token id " + t + " is out of vocabulary range [0, " + vocab + ")", "prompt");
+                throw ApiException.badRequest(
+                        "token id " + t + " is out of vocabulary range [0, " + vocab + ")", "prompt");
             }
             ids[i] = t.asInt();
         }

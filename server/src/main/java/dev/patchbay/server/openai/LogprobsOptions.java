@@ -45,7 +45,8 @@ record LogprobsOptions(Integer sample, Integer prompt, boolean echo) {
         int resolved = n == -1 ? vocab : n;
         if (maxLogprobs != -1 && resolved > maxLogprobs) {
             String what = n == -1 ? "-1 (the whole vocabulary of " + vocab + " tokens)" : String.valueOf(n);
-            throw ApiException.badRequest(field + " must be at most " + maxLogprobs + " (--max-logprobs), got " + what, field);
+            throw ApiException.badRequest(
+                    field + " must be at most " + maxLogprobs + " (--max-logprobs), got " + what, field);
         }
         return resolved;
     }

@@ -38,14 +38,17 @@ public final class TokenizeHandler {
         String prompt = JsonFields.string(body.get("prompt"), "prompt");
         boolean chat = JsonFields.list(body.get("messages"), "messages") != null;
         if (chat == (prompt != null)) {
-            throw ApiException.badRequest("Either prompt or messages must be given, not " + (chat ? "both" : "neither"));
+            throw ApiException.badRequest(
+                    "Either prompt or messages must be given, not " + (chat ? "both" : "neither"));
         }
         boolean returnTokenStrs = JsonFields.bool(body.get("return_token_strs"), "return_token_strs", false);
         int[] ids;
         if (chat) {
-            boolean addGenerationPrompt = JsonFields.bool(body.get("add_generation_prompt"), "add_generation_prompt", true);
+            boolean addGenerationPrompt =
+                    JsonFields.bool(body.get("add_generation_prompt"), "add_generation_prompt", true);
             boolean addSpecialTokens = JsonFields.bool(body.get("add_special_tokens"), "add_special_tokens", false);
-            String text = GenerationRequest.renderChat(model, GenerationRequest.chatMessages(body), addGenerationPrompt);
+            String text =
+                    GenerationRequest.renderChat(model, GenerationRequest.chatMessages(body), addGenerationPrompt);
             ids = model.tokenizer().encode(text, addSpecialTokens);
         } else {
             boolean addSpecialTokens = JsonFields.bool(body.get("add_special_tokens"), "add_special_tokens", true);
@@ -77,7 +80,8 @@ public final class TokenizeHandler {
             Integer id = JsonFields.integer(list.get(i), "tokens");
             if (id == null) throw ApiException.badRequest("tokens must hold integers, got null", "tokens");
             if (id < 0 || id >= vocab) {
-                throw ApiException.badRequest("token id " + id + " is out of vocabulary range [0, " + vocab + ")", "tokens");
+                throw ApiException.badRequest(
+                        "token id " + id + " is out of vocabulary range [0, " + vocab + ")", "tokens");
             }
             ids[i] = id;
         }

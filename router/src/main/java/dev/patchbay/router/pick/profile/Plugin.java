@@ -4,7 +4,6 @@ import dev.patchbay.router.pick.Filter;
 import dev.patchbay.router.pick.Picker;
 import dev.patchbay.router.pick.PreRequest;
 import dev.patchbay.router.pick.Scorer;
-
 import java.util.function.Function;
 
 /**

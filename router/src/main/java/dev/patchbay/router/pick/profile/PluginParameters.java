@@ -2,7 +2,6 @@ package dev.patchbay.router.pick.profile;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.patchbay.router.DurationOption;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +47,8 @@ public final class PluginParameters {
             return fallback;
         }
         if (!value.isIntegralNumber() || !value.canConvertToInt() || value.intValue() < min) {
-            throw new IllegalArgumentException("parameter '" + name + "' must be an integer >= " + min + ", got " + show(value));
+            throw new IllegalArgumentException(
+                    "parameter '" + name + "' must be an integer >= " + min + ", got " + show(value));
         }
         return value.intValue();
     }
@@ -72,8 +72,8 @@ public final class PluginParameters {
             return fallback;
         }
         if (!value.isNumber() || !(value.doubleValue() >= min && value.doubleValue() <= max)) {
-            throw new IllegalArgumentException("parameter '" + name + "' must be a number in [" + min + ", " + max
-                    + "], got " + show(value));
+            throw new IllegalArgumentException(
+                    "parameter '" + name + "' must be a number in [" + min + ", " + max + "], got " + show(value));
         }
         return value.doubleValue();
     }
@@ -103,8 +103,9 @@ public final class PluginParameters {
             d = null;
         }
         if (d == null || d.compareTo(min) < 0) {
-            throw new IllegalArgumentException("parameter '" + name + "' must be a duration with a unit (e.g. 30s) of at least "
-                    + DurationOption.format(min) + ", got " + show(value));
+            throw new IllegalArgumentException(
+                    "parameter '" + name + "' must be a duration with a unit (e.g. 30s) of at least "
+                            + DurationOption.format(min) + ", got " + show(value));
         }
         return d;
     }

@@ -18,7 +18,6 @@ import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PreRequestPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
-
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,69 +49,105 @@ public final class PluginTypes {
                 boolean slotTurnover = p.bool("slotTurnover", false);
                 return new ScorerPlugin(QUEUE_SCORER, QueueScorer.NAME, c -> new QueueScorer(minSpread, slotTurnover));
             }),
-            new PluginType(KV_CACHE_SCORER, List.of(),
+            new PluginType(
+                    KV_CACHE_SCORER,
+                    List.of(),
                     p -> new ScorerPlugin(KV_CACHE_SCORER, KvCacheScorer.NAME, c -> new KvCacheScorer())),
-            new PluginType(LORA_AFFINITY_SCORER, List.of(),
-                    p -> new ScorerPlugin(LORA_AFFINITY_SCORER, LoraAffinityScorer.NAME, c -> new LoraAffinityScorer())),
-            new PluginType(LORA_RESIDENCY_SCORER, List.of("inSlot", "inHost", "freeSlot", "idleSlot", "allSlotsBusy"),
-                    p -> {
+            new PluginType(
+                    LORA_AFFINITY_SCORER,
+                    List.of(),
+                    p -> new ScorerPlugin(
+                            LORA_AFFINITY_SCORER, LoraAffinityScorer.NAME, c -> new LoraAffinityScorer())),
+            new PluginType(
+                    LORA_RESIDENCY_SCORER, List.of("inSlot", "inHost", "freeSlot", "idleSlot", "allSlotsBusy"), p -> {
                         ResidencyScores d = ResidencyScores.DEFAULT;
-                        ResidencyScores own = new ResidencyScores(p.number("inSlot", d.inSlot()),
-                                p.number("inHost", d.inHost()), p.number("freeSlot", d.freeSlot()),
-                                p.number("idleSlot", d.idleSlot()), p.number("allSlotsBusy", d.allSlotsBusy()));
-                        return new ScorerPlugin(LORA_RESIDENCY_SCORER, LoraResidencyScorer.NAME,
-                                c -> new LoraResidencyScorer(own));
+                        ResidencyScores own = new ResidencyScores(
+                                p.number("inSlot", d.inSlot()),
+                                p.number("inHost", d.inHost()),
+                                p.number("freeSlot", d.freeSlot()),
+                                p.number("idleSlot", d.idleSlot()),
+                                p.number("allSlotsBusy", d.allSlotsBusy()));
+                        return new ScorerPlugin(
+                                LORA_RESIDENCY_SCORER, LoraResidencyScorer.NAME, c -> new LoraResidencyScorer(own));
                     }),
             new PluginType(PREFILL_QUEUE_SCORER, List.of("minSpreadTokens"), p -> {
                 int minSpread = p.integer("minSpreadTokens", (int) PrefillQueueScorer.DEFAULT_MIN_SPREAD_TOKENS, 1);
-                return new ScorerPlugin(PREFILL_QUEUE_SCORER, PrefillQueueScorer.NAME,
-                        c -> new PrefillQueueScorer(minSpread));
+                return new ScorerPlugin(
+                        PREFILL_QUEUE_SCORER, PrefillQueueScorer.NAME, c -> new PrefillQueueScorer(minSpread));
             }),
-            new PluginType(LORA_BRIDGE_SCORER, List.of(),
+            new PluginType(
+                    LORA_BRIDGE_SCORER,
+                    List.of(),
                     p -> new ScorerPlugin(LORA_BRIDGE_SCORER, LoraBridgeScorer.NAME, c -> new LoraBridgeScorer())),
-            new PluginType(LORA_LOAD_STATE_SCORER, List.of("gpuResident", "cpuResident", "freeSlot", "evictable",
-                    "saturated", "homeBonus", "headroomBonus"), p -> {
-                LoraLoadStateScorer.Tiers d = LoraLoadStateScorer.Tiers.DEFAULT;
-                LoraLoadStateScorer.Tiers tiers = new LoraLoadStateScorer.Tiers(
-                        p.number("gpuResident", d.gpuResident(), 0, 1), p.number("cpuResident", d.cpuResident(), 0, 1),
-                        p.number("freeSlot", d.freeSlot(), 0, 1), p.number("evictable", d.evictable(), 0, 1),
-                        p.number("saturated", d.saturated(), 0, 1), p.number("homeBonus", d.homeBonus(), 0, 1),
-                        p.number("headroomBonus", d.headroomBonus(), 0, 1));
-                return new ScorerPlugin(LORA_LOAD_STATE_SCORER, LoraLoadStateScorer.NAME,
-                        c -> new LoraLoadStateScorer(tiers));
-            }),
+            new PluginType(
+                    LORA_LOAD_STATE_SCORER,
+                    List.of(
+                            "gpuResident",
+                            "cpuResident",
+                            "freeSlot",
+                            "evictable",
+                            "saturated",
+                            "homeBonus",
+                            "headroomBonus"),
+                    p -> {
+                        LoraLoadStateScorer.Tiers d = LoraLoadStateScorer.Tiers.DEFAULT;
+                        LoraLoadStateScorer.Tiers tiers = new LoraLoadStateScorer.Tiers(
+                                p.number("gpuResident", d.gpuResident(), 0, 1),
+                                p.number("cpuResident", d.cpuResident(), 0, 1),
+                                p.number("freeSlot", d.freeSlot(), 0, 1),
+                                p.number("evictable", d.evictable(), 0, 1),
+                                p.number("saturated", d.saturated(), 0, 1),
+                                p.number("homeBonus", d.homeBonus(), 0, 1),
+                                p.number("headroomBonus", d.headroomBonus(), 0, 1));
+                        return new ScorerPlugin(
+                                LORA_LOAD_STATE_SCORER, LoraLoadStateScorer.NAME, c -> new LoraLoadStateScorer(tiers));
+                    }),
             new PluginType(LORA_SPREAD_FILTER, List.of("overloadWaiting", "timeout", "cooldown", "persistence"), p -> {
                 int overloadWaiting = p.integer("overloadWaiting", LoraSpreadFilter.DEFAULT_OVERLOAD_WAITING, 1);
-                long timeout = p.duration("timeout", Duration.ofNanos(LoraSpreadFilter.DEFAULT_TIMEOUT_NANOS),
-                        Duration.ofMillis(1)).toNanos();
-                long cooldown = p.duration("cooldown", Duration.ofNanos(LoraSpreadFilter.DEFAULT_COOLDOWN_NANOS),
-                        Duration.ZERO).toNanos();
-                long persistence = p.duration("persistence", Duration.ofNanos(LoraSpreadFilter.DEFAULT_PERSISTENCE_NANOS),
-                        Duration.ZERO).toNanos();
+                long timeout = p.duration(
+                                "timeout",
+                                Duration.ofNanos(LoraSpreadFilter.DEFAULT_TIMEOUT_NANOS),
+                                Duration.ofMillis(1))
+                        .toNanos();
+                long cooldown = p.duration(
+                                "cooldown", Duration.ofNanos(LoraSpreadFilter.DEFAULT_COOLDOWN_NANOS), Duration.ZERO)
+                        .toNanos();
+                long persistence = p.duration(
+                                "persistence",
+                                Duration.ofNanos(LoraSpreadFilter.DEFAULT_PERSISTENCE_NANOS),
+                                Duration.ZERO)
+                        .toNanos();
                 LoraSpreadFilter.Settings settings =
                         new LoraSpreadFilter.Settings(overloadWaiting, timeout, cooldown, persistence);
                 return new FilterPlugin(LORA_SPREAD_FILTER, c -> new LoraSpreadFilter(c.nanoClock(), settings));
             }),
-            new PluginType(LORA_CAPACITY_FILTER, List.of(),
+            new PluginType(
+                    LORA_CAPACITY_FILTER,
+                    List.of(),
                     p -> new FilterPlugin(LORA_CAPACITY_FILTER, c -> new LoraCapacityFilter())),
             new PluginType(LORA_RESIDENCY_FILTER, List.of("maxReplicas", "queueThreshold", "kvCacheThreshold"), p -> {
                 int maxReplicas = p.integer("maxReplicas", 0, 0);
                 int queueThreshold = p.integer("queueThreshold", LoraResidencyFilter.DEFAULT_QUEUE_THRESHOLD, 0);
-                double kvCacheThreshold = p.number("kvCacheThreshold", LoraResidencyFilter.DEFAULT_KV_CACHE_THRESHOLD,
-                        0, 1);
+                double kvCacheThreshold =
+                        p.number("kvCacheThreshold", LoraResidencyFilter.DEFAULT_KV_CACHE_THRESHOLD, 0, 1);
                 LoraResidencyFilter.Settings settings =
                         new LoraResidencyFilter.Settings(maxReplicas, queueThreshold, kvCacheThreshold);
                 return new FilterPlugin(LORA_RESIDENCY_FILTER, c -> new LoraResidencyFilter(settings));
             }),
-            new PluginType(MAX_SCORE_PICKER, List.of(),
+            new PluginType(
+                    MAX_SCORE_PICKER,
+                    List.of(),
                     p -> new PickerPlugin(MAX_SCORE_PICKER, c -> new MaxScorePicker(c.random()))),
-            new PluginType(ROUND_ROBIN_PICKER, List.of(),
+            new PluginType(
+                    ROUND_ROBIN_PICKER,
+                    List.of(),
                     p -> new PickerPlugin(ROUND_ROBIN_PICKER, c -> new RoundRobinPicker())),
-            new PluginType(OWN_PICKS_COUNTER, List.of(),
+            new PluginType(
+                    OWN_PICKS_COUNTER,
+                    List.of(),
                     p -> new PreRequestPlugin(OWN_PICKS_COUNTER, c -> new OwnPicksCounter()))));
 
-    private PluginTypes() {
-    }
+    private PluginTypes() {}
 
     /** The type of that name, or null. */
     public static PluginType find(String name) {

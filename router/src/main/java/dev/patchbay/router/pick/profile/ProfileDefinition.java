@@ -8,7 +8,6 @@ import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PreRequestPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -19,11 +18,14 @@ import java.util.random.RandomGenerator;
  * picker and its pre-request hooks. {@link #create} makes a new {@link EndpointPicker} each time, with fresh plugin
  * state.
  */
-public record ProfileDefinition(String name, List<FilterPlugin> filters, List<Weighted> scorers, PickerPlugin picker,
-                                List<PreRequestPlugin> preRequests) {
+public record ProfileDefinition(
+        String name,
+        List<FilterPlugin> filters,
+        List<Weighted> scorers,
+        PickerPlugin picker,
+        List<PreRequestPlugin> preRequests) {
     /** A scorer of the profile and its weight (>= 0; 0 leaves it out). */
-    public record Weighted(String pluginName, ScorerPlugin plugin, double weight) {
-    }
+    public record Weighted(String pluginName, ScorerPlugin plugin, double weight) {}
 
     public ProfileDefinition {
         filters = List.copyOf(filters);

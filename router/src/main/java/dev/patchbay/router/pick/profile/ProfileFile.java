@@ -11,10 +11,9 @@ import dev.patchbay.router.pick.profile.EndpointPickerConfig.PluginRef;
 import dev.patchbay.router.pick.profile.EndpointPickerConfig.PluginSpec;
 import dev.patchbay.router.pick.profile.EndpointPickerConfig.SchedulingProfile;
 import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
-import dev.patchbay.router.pick.profile.Plugin.PreRequestPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
+import dev.patchbay.router.pick.profile.Plugin.PreRequestPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -76,9 +75,11 @@ public final class ProfileFile {
             config = JSON.readValue(json, EndpointPickerConfig.class);
         } catch (JsonProcessingException e) {
             var at = e.getLocation();
-            throw new IllegalArgumentException("profile file " + source
-                    + (at == null ? "" : ", line " + at.getLineNr() + ", column " + at.getColumnNr())
-                    + ": " + e.getOriginalMessage(), e);
+            throw new IllegalArgumentException(
+                    "profile file " + source
+                            + (at == null ? "" : ", line " + at.getLineNr() + ", column " + at.getColumnNr())
+                            + ": " + e.getOriginalMessage(),
+                    e);
         }
         if (config == null) {
             throw new IllegalArgumentException("profile file " + source + " is empty");
@@ -107,6 +108,7 @@ public final class ProfileFile {
         private final EndpointPickerConfig config;
         /** Plugin name to the profiles referring to it, for messages about the plugin. */
         private final Map<String, List<String>> usedBy = new LinkedHashMap<>();
+
         private final Map<String, Plugin> plugins = new LinkedHashMap<>();
 
         Resolver(String source, EndpointPickerConfig config) {
@@ -121,13 +123,15 @@ public final class ProfileFile {
             if (!KIND.equals(config.kind())) {
                 throw error("kind must be " + KIND + ", got " + quoted(config.kind()));
             }
-            if (config.schedulingProfiles() == null || config.schedulingProfiles().isEmpty()) {
+            if (config.schedulingProfiles() == null
+                    || config.schedulingProfiles().isEmpty()) {
                 throw error("no schedulingProfiles");
             }
             for (SchedulingProfile profile : config.schedulingProfiles()) {
                 for (PluginRef ref : profile.plugins() == null ? List.<PluginRef>of() : profile.plugins()) {
                     if (ref != null && ref.pluginRef() != null) {
-                        usedBy.computeIfAbsent(ref.pluginRef(), k -> new ArrayList<>()).add(profile.name());
+                        usedBy.computeIfAbsent(ref.pluginRef(), k -> new ArrayList<>())
+                                .add(profile.name());
                     }
                 }
             }
@@ -151,8 +155,8 @@ public final class ProfileFile {
             for (int i = 0; i < specs.size(); i++) {
                 PluginSpec spec = specs.get(i);
                 if (spec == null || spec.type() == null || spec.type().isBlank()) {
-                    throw error("plugins[" + i + "]" + (spec != null && spec.name() != null ? " ('" + spec.name() + "')" : "")
-                            + " has no type");
+                    throw error("plugins[" + i + "]"
+                            + (spec != null && spec.name() != null ? " ('" + spec.name() + "')" : "") + " has no type");
                 }
                 String name = spec.nameOrType();
                 if (plugins.containsKey(name)) {
@@ -201,7 +205,8 @@ public final class ProfileFile {
                 }
                 switch (plugin) {
                     case FilterPlugin f -> filters.add(f);
-                    case ScorerPlugin s -> scorers.add(new ProfileDefinition.Weighted(name, s, weight(entry, ref.weight())));
+                    case ScorerPlugin s ->
+                        scorers.add(new ProfileDefinition.Weighted(name, s, weight(entry, ref.weight())));
                     case PickerPlugin p -> {
                         if (picker != null) {
                             throw error(entry + ": a second picker (the first is '" + pickerName + "')");
@@ -212,8 +217,12 @@ public final class ProfileFile {
                     case PreRequestPlugin h -> preRequests.add(h);
                 }
             }
-            return new ProfileDefinition(profile.name(), filters, scorers,
-                    picker != null ? picker : PluginTypes.defaultPicker(), preRequests);
+            return new ProfileDefinition(
+                    profile.name(),
+                    filters,
+                    scorers,
+                    picker != null ? picker : PluginTypes.defaultPicker(),
+                    preRequests);
         }
 
         private double weight(String entry, JsonNode weight) {
@@ -232,9 +241,12 @@ public final class ProfileFile {
             String typeNote = type == null ? "" : type + ", ";
             return switch (users.size()) {
                 case 0 -> "plugin '" + plugin + "' (" + typeNote + "used by no profile)";
-                case 1 -> "profile '" + users.getFirst() + "', plugin '" + plugin + "'" + (type == null ? "" : " (" + type + ")");
-                default -> "profiles '" + String.join("', '", users) + "', plugin '" + plugin + "'"
-                        + (type == null ? "" : " (" + type + ")");
+                case 1 ->
+                    "profile '" + users.getFirst() + "', plugin '" + plugin + "'"
+                            + (type == null ? "" : " (" + type + ")");
+                default ->
+                    "profiles '" + String.join("', '", users) + "', plugin '" + plugin + "'"
+                            + (type == null ? "" : " (" + type + ")");
             };
         }
 
