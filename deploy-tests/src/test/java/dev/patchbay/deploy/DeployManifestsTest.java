@@ -3,6 +3,7 @@ package dev.patchbay.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.patchbay.engine.PatchbayVersion;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -283,6 +285,15 @@ class DeployManifestsTest {
                         "[{number: 8000}, {number: 8001}]",
                         "{name: r, port: {number: 9002}, failureMode: FailOpen}")));
         assertThat(fixed.allErrors()).isEmpty();
+    }
+
+    /** The version is declared once, in the build: the chart's version and appVersion follow it. */
+    @Test
+    void theChartCarriesTheBuildsVersion() throws Exception {
+        String chart = Files.readString(Repo.chart().resolve("Chart.yaml"));
+        assertThat(chart)
+                .containsPattern("(?m)^version: " + Pattern.quote(PatchbayVersion.VERSION) + "$")
+                .containsPattern("(?m)^appVersion: \"" + Pattern.quote(PatchbayVersion.VERSION) + "\"$");
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.patchbay.launcher;
 
 import dev.patchbay.bench.sim.SimulateCommand;
 import dev.patchbay.bench.sim.SweepCommand;
+import dev.patchbay.engine.PatchbayVersion;
 import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.model.GenerateModelCommand;
 import dev.patchbay.router.RouteCommand;
@@ -14,7 +15,7 @@ import picocli.CommandLine.Command;
 @Command(
         name = "patchbay",
         mixinStandardHelpOptions = true,
-        version = "Patchbay 0.1.0",
+        versionProvider = Main.Version.class,
         description = "Serve many LoRA adapters on shared base models and route their traffic.",
         subcommands = {
             ServeCommand.class,
@@ -29,6 +30,14 @@ public final class Main implements Runnable {
     @Override
     public void run() {
         new CommandLine(this).usage(System.out);
+    }
+
+    /** {@code patchbay --version}: this build's. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"Patchbay " + PatchbayVersion.VERSION};
+        }
     }
 
     public static void main(String[] args) throws Exception {

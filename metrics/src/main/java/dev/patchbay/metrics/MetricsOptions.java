@@ -1,6 +1,7 @@
 package dev.patchbay.metrics;
 
 import dev.patchbay.engine.EngineConfig;
+import dev.patchbay.engine.PatchbayVersion;
 import java.util.Objects;
 
 /**
@@ -29,7 +30,7 @@ public record MetricsOptions(
         int maxModelLen,
         boolean enableLora) {
 
-    public static final String DEFAULT_VERSION = "0.1.0";
+    public static final String DEFAULT_VERSION = PatchbayVersion.VERSION;
     public static final int DEFAULT_MAX_LORA_METRIC_SERIES = 1000;
 
     public MetricsOptions {

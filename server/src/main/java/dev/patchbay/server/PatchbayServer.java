@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.engine.Engine;
 import dev.patchbay.engine.EngineConfig;
 import dev.patchbay.engine.ModelTarget;
+import dev.patchbay.engine.PatchbayVersion;
 import dev.patchbay.engine.adapter.AdapterException;
 import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.engine.clock.Clock;
@@ -42,7 +43,7 @@ import java.util.concurrent.TimeUnit;
 
 /** The model server: an engine, its metrics, and the OpenAI API over HTTP. */
 public final class PatchbayServer {
-    public static final String VERSION = "0.1.0";
+    public static final String VERSION = PatchbayVersion.VERSION;
     private static final System.Logger LOG = System.getLogger(PatchbayServer.class.getName());
     /** KV blocks of the simulated model, which holds no cache memory, when no override is given. */
     static final int SIMULATED_KV_BLOCKS = 8192;
