@@ -1,6 +1,7 @@
 package dev.patchbay.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.patchbay.engine.sim.LatencyModel;
 import dev.patchbay.engine.sim.SimulatedExecutor.TextMode;
@@ -77,6 +78,28 @@ class SchedulerTest {
         for (long id : new long[] {a, b, c})
             assertThat(f.finished(id)).as("request " + id).isTrue();
         assertThat(f.last(c).outputTokens()).isEqualTo(5);
+    }
+
+    /**
+     * A KV cache set smaller than max_model_len (4 blocks of 16 tokens against 8192) bounds the context: the server
+     * refuses a request that asks for more (its max_tokens check is the context limit's), and one let in ends at the
+     * cache's size. Run on, it would be preempted and recomputed for ever, since freeing every other request's
+     * blocks still would not make room for it.
+     */
+    @Test
+    void aRequestLongerThanTheWholeKvCacheIsRefusedNotPreemptedForEver() throws Exception {
+        EngineFixture f =
+                fixture(EngineFixture.config().numKvBlocks(4).blockSize(16).maxModelLen(8192));
+        assertThat(f.core.contextLimit().maxModelLen()).isEqualTo(64);
+        assertThatThrownBy(() -> f.core.contextLimit().maxTokens(40, 30))
+                .isInstanceOf(RequestRejectedException.class)
+                .hasMessageContaining("maximum context length is 64 tokens");
+        assertThat(f.core.contextLimit().maxTokens(40, null)).isEqualTo(24);
+        long tooLong = f.submit(null, 40, 30);
+        f.driver.runToCompletion();
+        assertThat(f.finished(tooLong)).isTrue();
+        assertThat(f.last(tooLong).outputTokens()).isEqualTo(24);
+        assertThat(f.last(tooLong).finishReason()).isEqualTo(FinishReason.LENGTH);
     }
 
     @Test

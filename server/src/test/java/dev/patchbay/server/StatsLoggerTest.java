@@ -34,7 +34,11 @@ class StatsLoggerTest {
     private VirtualEngineDriver driver;
 
     private StatsLogger start(EngineConfig config) {
-        SimModel model = new SimModel("m", SimModel.DEFAULT_CONFIG, LatencyModel.DEFAULT, TextMode.RANDOM, 0.0);
+        return start(config, LatencyModel.DEFAULT);
+    }
+
+    private StatsLogger start(EngineConfig config, LatencyModel latency) {
+        SimModel model = new SimModel("m", SimModel.DEFAULT_CONFIG, latency, TextMode.RANDOM, 0.0);
         core = new EngineCore(config, model, clock, null, () -> {});
         driver = new VirtualEngineDriver(core, clock);
         return new StatsLogger(core::snapshot, clock, lines::add);
@@ -166,9 +170,16 @@ class StatsLoggerTest {
 
     @Test
     void aRequestWaitingThroughIntervalsWhereNothingMovesIsStillReported() throws Exception {
-        // Its prompt needs 3 blocks of a 2-block cache: it waits, and no counter moves.
-        StatsLogger logger = start(EngineConfig.builder("m").numKvBlocks(2).build());
-        submit(null, 40, 4);
+        // Its adapter takes 1,000 s to load from storage: it waits, and no counter moves.
+        StatsLogger logger = start(
+                EngineConfig.builder("m")
+                        .enableLora(true)
+                        .maxLoras(1)
+                        .maxCpuLoras(1)
+                        .build(),
+                LatencyModel.ofMillis(5, 0.1, 0.2, 0.5, 1_000_000, 3));
+        register("slow");
+        submit("slow", 40, 4);
         for (int i = 0; i < 3; i++) nextInterval(logger);
         assertThat(lines)
                 .hasSize(3)

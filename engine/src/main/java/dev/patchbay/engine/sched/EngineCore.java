@@ -91,7 +91,10 @@ public final class EngineCore {
         this.model = model;
         this.clock = clock;
         this.wakeup = wakeup;
-        this.contextLimit = new ContextLimit(config.maxModelLen());
+        // A request longer than the whole KV cache could never run: it would be preempted and recomputed for ever.
+        // vLLM refuses to start with such a cache; a cache set smaller by hand here shortens the context instead.
+        this.contextLimit = new ContextLimit(
+                (int) Math.min(config.maxModelLen(), (long) config.numKvBlocks() * config.blockSize()));
         var held = model.executor().kvCacheBlocks();
         if (held.isPresent() && held.getAsInt() != config.numKvBlocks()) {
             // Block ids beyond what the executor holds would fail the first step that hands them out.
@@ -363,7 +366,8 @@ public final class EngineCore {
         if (stopString) return FinishReason.STOP;
         if (!r.params.ignoreEos() && token == model.tokenizer().eosTokenId()) return FinishReason.STOP;
         if (r.params.stopTokenIds().contains(token)) return FinishReason.STOP;
-        if (r.numOutput >= r.params.maxTokens() || r.numTokens() >= config.maxModelLen()) return FinishReason.LENGTH;
+        if (r.numOutput >= r.params.maxTokens() || r.numTokens() >= contextLimit.maxModelLen())
+            return FinishReason.LENGTH;
         return null;
     }
 
