@@ -83,8 +83,10 @@ class RoutedFleetTest {
         }
         // Scrapes every 50 ms as in production; staleness is wider than the 200 ms default because a loaded
         // 2-core CI machine running the whole suite can delay a scrape that long without the server being down.
-        router = new Router(
-                        RouterOptions.of(EndpointSource.of(endpoints)).withTimings(Duration.ofMillis(50), STALENESS))
+        router = new Router(RouterOptions.builder(EndpointSource.of(endpoints))
+                        .scrapeInterval(Duration.ofMillis(50))
+                        .staleness(STALENESS)
+                        .build())
                 .start();
         awaitReady(3);
     }

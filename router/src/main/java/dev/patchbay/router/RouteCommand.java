@@ -153,19 +153,17 @@ public final class RouteCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }
         try {
-            return new RouterOptions(
-                    host,
-                    port,
-                    source,
-                    routerConfig,
-                    scrapeInterval,
-                    staleness,
-                    maxStaleness == null ? RouterOptions.defaultMaxStaleness(staleness) : maxStaleness,
-                    extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort,
-                    grpcHealthPort == null ? RouterOptions.NO_EXT_PROC : grpcHealthPort,
-                    servedModelsInterval != null
-                            ? servedModelsInterval
-                            : RouterOptions.servedModelsInterval(routerConfig));
+            return RouterOptions.builder(source)
+                    .host(host)
+                    .port(port)
+                    .config(routerConfig)
+                    .scrapeInterval(scrapeInterval)
+                    .staleness(staleness)
+                    .maxStaleness(maxStaleness)
+                    .extProcPort(extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort)
+                    .healthPort(grpcHealthPort == null ? RouterOptions.NO_EXT_PROC : grpcHealthPort)
+                    .servedModelsInterval(servedModelsInterval)
+                    .build();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
         }

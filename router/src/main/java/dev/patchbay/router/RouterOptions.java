@@ -73,69 +73,9 @@ public record RouterOptions(
         }
     }
 
-    /** The served models interval of {@code config}, else {@link #DEFAULT_SERVED_MODELS_INTERVAL}. */
-    public RouterOptions(
-            String host,
-            int port,
-            EndpointSource endpoints,
-            RouterConfig config,
-            Duration scrapeInterval,
-            Duration staleness,
-            Duration maxStaleness,
-            int extProcPort,
-            int healthPort) {
-        this(
-                host,
-                port,
-                endpoints,
-                config,
-                scrapeInterval,
-                staleness,
-                maxStaleness,
-                extProcPort,
-                healthPort,
-                servedModelsInterval(config));
-    }
-
     /** The config's {@code servedModelsInterval}, else {@link #DEFAULT_SERVED_MODELS_INTERVAL}. */
     public static Duration servedModelsInterval(RouterConfig config) {
         return config.servedModelsInterval() != null ? config.servedModelsInterval() : DEFAULT_SERVED_MODELS_INTERVAL;
-    }
-
-    /** No health port of its own. */
-    public RouterOptions(
-            String host,
-            int port,
-            EndpointSource endpoints,
-            RouterConfig config,
-            Duration scrapeInterval,
-            Duration staleness,
-            Duration maxStaleness,
-            int extProcPort) {
-        this(host, port, endpoints, config, scrapeInterval, staleness, maxStaleness, extProcPort, NO_EXT_PROC);
-    }
-
-    /** Max staleness {@link #defaultMaxStaleness}. */
-    public RouterOptions(
-            String host,
-            int port,
-            EndpointSource endpoints,
-            RouterConfig config,
-            Duration scrapeInterval,
-            Duration staleness,
-            int extProcPort) {
-        this(host, port, endpoints, config, scrapeInterval, staleness, defaultMaxStaleness(staleness), extProcPort);
-    }
-
-    /** Without an external processor; max staleness {@link #defaultMaxStaleness}. */
-    public RouterOptions(
-            String host,
-            int port,
-            EndpointSource endpoints,
-            RouterConfig config,
-            Duration scrapeInterval,
-            Duration staleness) {
-        this(host, port, endpoints, config, scrapeInterval, staleness, NO_EXT_PROC);
     }
 
     /** {@link #DEFAULT_MAX_STALENESS}, or {@code staleness} when that is longer. */
@@ -145,57 +85,106 @@ public record RouterOptions(
 
     /** Loopback, a free port, default config and timings, no external processor. */
     public static RouterOptions of(EndpointSource endpoints) {
-        return new RouterOptions(
-                "127.0.0.1", 0, endpoints, RouterConfig.DEFAULT, DEFAULT_SCRAPE_INTERVAL, DEFAULT_STALENESS);
+        return builder(endpoints).build();
     }
 
-    /** The new config, with its served models interval ({@link #servedModelsInterval(RouterConfig)}). */
-    public RouterOptions withConfig(RouterConfig newConfig) {
-        return new RouterOptions(
-                host, port, endpoints, newConfig, scrapeInterval, staleness, maxStaleness, extProcPort, healthPort);
+    /** Options for {@code endpoints}, every other one at its default until set. */
+    public static Builder builder(EndpointSource endpoints) {
+        return new Builder(endpoints);
     }
 
-    public RouterOptions withServedModelsInterval(Duration interval) {
-        return new RouterOptions(
-                host,
-                port,
-                endpoints,
-                config,
-                scrapeInterval,
-                staleness,
-                maxStaleness,
-                extProcPort,
-                healthPort,
-                interval);
+    /** These options, to change some. */
+    public Builder toBuilder() {
+        return new Builder(endpoints)
+                .host(host)
+                .port(port)
+                .config(config)
+                .scrapeInterval(scrapeInterval)
+                .staleness(staleness)
+                .maxStaleness(maxStaleness)
+                .extProcPort(extProcPort)
+                .healthPort(healthPort)
+                .servedModelsInterval(servedModelsInterval);
     }
 
-    /** New interval and staleness; the max staleness is raised to the staleness if it falls short. */
-    public RouterOptions withTimings(Duration newInterval, Duration newStaleness) {
-        Duration max = maxStaleness.compareTo(newStaleness) < 0 ? newStaleness : maxStaleness;
-        return new RouterOptions(
-                host,
-                port,
-                endpoints,
-                config,
-                newInterval,
-                newStaleness,
-                max,
-                extProcPort,
-                healthPort,
-                servedModelsInterval);
-    }
+    /**
+     * Builds {@link RouterOptions}: loopback, a free port, the default configuration, the default timings, no
+     * external processor; a max staleness left unset follows the staleness ({@link #defaultMaxStaleness}), a served
+     * models interval left unset follows the configuration ({@link #servedModelsInterval(RouterConfig)}).
+     */
+    public static final class Builder {
+        private final EndpointSource endpoints;
+        private String host = "127.0.0.1";
+        private int port;
+        private RouterConfig config = RouterConfig.DEFAULT;
+        private Duration scrapeInterval = DEFAULT_SCRAPE_INTERVAL;
+        private Duration staleness = DEFAULT_STALENESS;
+        private Duration maxStaleness;
+        private int extProcPort = NO_EXT_PROC;
+        private int healthPort = NO_EXT_PROC;
+        private Duration servedModelsInterval;
 
-    public RouterOptions withExtProcPort(int newPort) {
-        return new RouterOptions(
-                host,
-                port,
-                endpoints,
-                config,
-                scrapeInterval,
-                staleness,
-                maxStaleness,
-                newPort,
-                healthPort,
-                servedModelsInterval);
+        private Builder(EndpointSource endpoints) {
+            this.endpoints = endpoints;
+        }
+
+        public Builder host(String value) {
+            host = value;
+            return this;
+        }
+
+        public Builder port(int value) {
+            port = value;
+            return this;
+        }
+
+        public Builder config(RouterConfig value) {
+            config = value;
+            return this;
+        }
+
+        public Builder scrapeInterval(Duration value) {
+            scrapeInterval = value;
+            return this;
+        }
+
+        public Builder staleness(Duration value) {
+            staleness = value;
+            return this;
+        }
+
+        public Builder maxStaleness(Duration value) {
+            maxStaleness = value;
+            return this;
+        }
+
+        public Builder extProcPort(int value) {
+            extProcPort = value;
+            return this;
+        }
+
+        public Builder healthPort(int value) {
+            healthPort = value;
+            return this;
+        }
+
+        public Builder servedModelsInterval(Duration value) {
+            servedModelsInterval = value;
+            return this;
+        }
+
+        public RouterOptions build() {
+            return new RouterOptions(
+                    host,
+                    port,
+                    endpoints,
+                    config,
+                    scrapeInterval,
+                    staleness,
+                    maxStaleness != null ? maxStaleness : defaultMaxStaleness(staleness),
+                    extProcPort,
+                    healthPort,
+                    servedModelsInterval != null ? servedModelsInterval : RouterOptions.servedModelsInterval(config));
+        }
     }
 }

@@ -112,16 +112,12 @@ public final class GatewayCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }
         RouterConfig routerConfig = config == null ? RouterConfig.DEFAULT : RouterConfig.read(config);
-        RouterOptions options = new RouterOptions(
-                "127.0.0.1",
-                routerPort,
-                EndpointSource.of(pool),
-                routerConfig,
-                RouterOptions.DEFAULT_SCRAPE_INTERVAL,
-                RouterOptions.DEFAULT_STALENESS,
-                RouterOptions.DEFAULT_MAX_STALENESS,
-                extProcPort,
-                healthPort);
+        RouterOptions options = RouterOptions.builder(EndpointSource.of(pool))
+                .port(routerPort)
+                .config(routerConfig)
+                .extProcPort(extProcPort)
+                .healthPort(healthPort)
+                .build();
         Router router = new Router(options).start();
         Path configFile = Files.createTempFile("patchbay-envoy", ".yaml");
         EnvoyProcess envoyProcess;

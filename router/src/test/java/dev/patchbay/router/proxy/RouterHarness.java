@@ -31,15 +31,12 @@ final class RouterHarness implements AutoCloseable {
     RouterHarness(
             RouterConfig config, Duration interval, Duration staleness, Duration maxStaleness, List<String> addresses) {
         List<Endpoint> endpoints = addresses.stream().map(Endpoint::parse).toList();
-        router = new Router(new RouterOptions(
-                        "127.0.0.1",
-                        0,
-                        EndpointSource.of(endpoints),
-                        config,
-                        interval,
-                        staleness,
-                        maxStaleness,
-                        RouterOptions.NO_EXT_PROC))
+        router = new Router(RouterOptions.builder(EndpointSource.of(endpoints))
+                        .config(config)
+                        .scrapeInterval(interval)
+                        .staleness(staleness)
+                        .maxStaleness(maxStaleness)
+                        .build())
                 .start();
     }
 
