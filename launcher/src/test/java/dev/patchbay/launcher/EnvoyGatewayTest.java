@@ -3,8 +3,6 @@ package dev.patchbay.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.patchbay.engine.adapter.PeftWriter;
-import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.launcher.gateway.EnvoyConfig.FailureMode;
 import dev.patchbay.launcher.gateway.EnvoyProcess;
 import dev.patchbay.router.pick.Endpoint;
@@ -72,37 +70,11 @@ class EnvoyGatewayTest {
 
     @BeforeAll
     static void startTheGatewayPath() throws Exception {
-        for (String a : ADAPTERS) {
-            PeftWriter.write(
-                    dir.resolve(a), SimModel.DEFAULT_CONFIG, "gw", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
-        }
+        SimAdapterServer server =
+                new SimAdapterServer("gw", dir, ADAPTERS, 2, 4, SimAdapterServer.SIM_LATENCY_MS).writeAdapters();
         List<LauncherProcesses.Launched> launched = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            List<String> args = new ArrayList<>(List.of(
-                    "serve",
-                    "--model",
-                    "sim:gw",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    "0",
-                    "--demo-adapters",
-                    "0",
-                    "--enable-lora",
-                    "--max-loras",
-                    "2",
-                    "--max-cpu-loras",
-                    "4",
-                    "--max-num-seqs",
-                    "4",
-                    "--sim-latency-ms",
-                    "2,0.01,0.1,0.2,80,3",
-                    "--lora-allowed-dirs",
-                    dir.toString()));
-            for (String a : ADAPTERS) {
-                args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
-            }
-            launched.add(processes.launch(args.toArray(String[]::new)));
+            launched.add(processes.launch(server.serveCommand(0, "--max-num-seqs", "4")));
         }
         for (LauncherProcesses.Launched s : launched) {
             servers.add(LauncherProcesses.port(s, LauncherProcesses.SERVING));

@@ -1,7 +1,5 @@
 package dev.patchbay.launcher;
 
-import dev.patchbay.engine.adapter.PeftWriter;
-import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.testkit.Await;
 import dev.patchbay.testkit.RequiredTool;
 import java.io.IOException;
@@ -98,40 +96,10 @@ final class InferenceSimFleet implements AutoCloseable {
     private static InferenceSimFleet start(LauncherProcesses processes, Path binary, Path dir) throws Exception {
         String version = binary.getFileName().toString().substring("llm-d-inference-sim-".length());
         System.out.println("llm-d-inference-sim " + version + " (" + binary + ")");
-        for (String adapter : ADAPTERS) {
-            PeftWriter.write(
-                    dir.resolve(adapter),
-                    SimModel.DEFAULT_CONFIG,
-                    BASE,
-                    8,
-                    16,
-                    List.of("q_proj", "v_proj"),
-                    adapter.hashCode());
-        }
-        List<String> serveArgs = new ArrayList<>(List.of(
-                "serve",
-                "--model",
-                "sim:" + BASE,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--demo-adapters",
-                "0",
-                "--enable-lora",
-                "--max-loras",
-                Integer.toString(MAX_LORAS),
-                "--max-cpu-loras",
-                "4",
-                "--lora-allowed-dirs",
-                dir.toString(),
-                "--sim-latency-ms",
-                "2,0.01,0.1,0.2,80,3",
-                "--lora-modules"));
-        for (String adapter : ADAPTERS) {
-            serveArgs.add(adapter + "=" + dir.resolve(adapter));
-        }
-        LauncherProcesses.Launched serving = processes.launch(serveArgs.toArray(String[]::new));
+        SimAdapterServer server = new SimAdapterServer(
+                        BASE, dir, ADAPTERS, MAX_LORAS, 4, SimAdapterServer.SIM_LATENCY_MS)
+                .writeAdapters();
+        LauncherProcesses.Launched serving = processes.launch(server.serveCommand(0));
         List<Server> sims = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             sims.add(startSim(processes, binary, dir, "sim" + i));

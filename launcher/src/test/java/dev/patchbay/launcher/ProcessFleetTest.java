@@ -2,8 +2,6 @@ package dev.patchbay.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.patchbay.engine.adapter.PeftWriter;
-import dev.patchbay.engine.sim.SimModel;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -87,33 +85,11 @@ class ProcessFleetTest {
 
     @Test
     void steadyTrafficFindsItsAdapterInASlotAndSpreadsEvenly() throws Exception {
-        for (String a : ADAPTERS) {
-            PeftWriter.write(
-                    dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
-        }
+        SimAdapterServer server =
+                new SimAdapterServer("fleet", dir, ADAPTERS, 2, 2, SimAdapterServer.SIM_LATENCY_MS).writeAdapters();
         List<LauncherProcesses.Launched> servers = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            List<String> args = new ArrayList<>(List.of(
-                    "serve",
-                    "--model",
-                    "sim:fleet",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    "0",
-                    "--demo-adapters",
-                    "0",
-                    "--enable-lora",
-                    "--max-loras",
-                    "2",
-                    "--max-cpu-loras",
-                    "2",
-                    "--sim-latency-ms",
-                    "2,0.01,0.1,0.2,80,3",
-                    "--lora-allowed-dirs",
-                    dir.toString()));
-            for (String a : ADAPTERS) args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
-            servers.add(processes.launch(args.toArray(String[]::new)));
+            servers.add(processes.launch(server.serveCommand(0)));
         }
         List<Integer> serverPorts = new ArrayList<>();
         for (LauncherProcesses.Launched s : servers)

@@ -2,8 +2,6 @@ package dev.patchbay.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.patchbay.engine.adapter.PeftWriter;
-import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.stats.Counters;
 import dev.patchbay.router.Router;
 import dev.patchbay.router.RouterOptions;
@@ -47,34 +45,11 @@ class RoutedFleetTest {
     Router router;
 
     private String[] serverArgs(int port) {
-        List<String> args = new ArrayList<>(List.of(
-                "--model",
-                "sim:fleet",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                String.valueOf(port),
-                "--demo-adapters",
-                "0",
-                "--enable-lora",
-                "--max-loras",
-                "2",
-                "--max-cpu-loras",
-                "2",
-                "--sim-latency-ms",
-                "2,0.01,0.1,0.2,80,3",
-                "--lora-allowed-dirs",
-                dir.toString()));
-        // Every server knows every adapter; only what is resident differs.
-        for (String a : ADAPTERS) args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
-        return args.toArray(String[]::new);
+        return new SimAdapterServer("fleet", dir, ADAPTERS, 2, 2, SimAdapterServer.SIM_LATENCY_MS).args(port);
     }
 
     private void startFleet() throws Exception {
-        for (String a : ADAPTERS) {
-            PeftWriter.write(
-                    dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
-        }
+        new SimAdapterServer("fleet", dir, ADAPTERS, 2, 2, SimAdapterServer.SIM_LATENCY_MS).writeAdapters();
         List<Endpoint> endpoints = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             PatchbayServer s = PatchbayServer.start(ServeCommand.parse(serverArgs(0)));

@@ -2,8 +2,6 @@ package dev.patchbay.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.patchbay.engine.adapter.PeftWriter;
-import dev.patchbay.engine.sim.SimModel;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -65,36 +63,17 @@ class ServerFaultsTest {
         processes.close();
     }
 
+    private SimAdapterServer server() {
+        return new SimAdapterServer("fleet", dir, ADAPTERS, 2, 4, "2,0.01,0.1,0.2,40,3");
+    }
+
     private String[] serveArgs(int port) {
-        List<String> args = new ArrayList<>(List.of(
-                "serve",
-                "--model",
-                "sim:fleet",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                String.valueOf(port),
-                "--demo-adapters",
-                "0",
-                "--enable-lora",
-                "--max-loras",
-                "2",
-                "--max-cpu-loras",
-                "4",
-                "--sim-latency-ms",
-                "2,0.01,0.1,0.2,40,3",
-                "--lora-allowed-dirs",
-                dir.toString()));
-        for (String a : ADAPTERS) args.addAll(List.of("--lora-modules", a + "=" + dir.resolve(a)));
-        return args.toArray(String[]::new);
+        return server().serveCommand(port);
     }
 
     @Test
     void aKilledServerCostsOnlyItsInFlightRequestsAndAStalledPoolKeepsServing() throws Exception {
-        for (String a : ADAPTERS) {
-            PeftWriter.write(
-                    dir.resolve(a), SimModel.DEFAULT_CONFIG, "fleet", 8, 16, List.of("q_proj", "v_proj"), a.hashCode());
-        }
+        server().writeAdapters();
         LauncherProcesses.Launched victim = processes.launch(serveArgs(0));
         LauncherProcesses.Launched survivor = processes.launch(serveArgs(0));
         int victimPort = LauncherProcesses.port(victim, LauncherProcesses.SERVING);
