@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.launcher.conformance.OpenAiCall.Answer;
 import dev.patchbay.launcher.conformance.OpenAiCall.Kind;
+import dev.patchbay.launcher.fleet.ServerPages;
 import dev.patchbay.router.pick.Endpoint;
 import java.io.IOException;
 import java.net.URI;

@@ -1,4 +1,4 @@
-package dev.patchbay.launcher.conformance;
+package dev.patchbay.launcher.fleet;
 
 import dev.patchbay.router.pick.Endpoint;
 import java.io.IOException;
@@ -13,21 +13,21 @@ import java.util.List;
  * What the model servers themselves say, read from their Prometheus pages: the kit judges where requests went by the
  * servers' own counters, never by the picker's word.
  */
-final class ServerPages {
+public final class ServerPages {
     private final HttpClient http;
     private final List<Endpoint> servers;
 
-    ServerPages(HttpClient http, List<Endpoint> servers) {
+    public ServerPages(HttpClient http, List<Endpoint> servers) {
         this.http = http;
         this.servers = List.copyOf(servers);
     }
 
-    List<Endpoint> servers() {
+    public List<Endpoint> servers() {
         return servers;
     }
 
     /** One server's page. */
-    String page(Endpoint server) throws IOException, InterruptedException {
+    public String page(Endpoint server) throws IOException, InterruptedException {
         HttpResponse<String> answer = http.send(
                 HttpRequest.newBuilder(URI.create("http://" + server.address() + "/metrics"))
                         .timeout(Duration.ofSeconds(10))
@@ -40,7 +40,7 @@ final class ServerPages {
     }
 
     /** Over every server, the sum of {@code family}'s samples whose labels contain {@code label} (any when empty). */
-    double total(String family, String label) throws IOException, InterruptedException {
+    public double total(String family, String label) throws IOException, InterruptedException {
         double sum = 0;
         for (Endpoint server : servers) {
             sum += sum(page(server), family, label);
@@ -49,7 +49,7 @@ final class ServerPages {
     }
 
     /** Whether every server's page has {@code family}. */
-    boolean allHave(String family) throws IOException, InterruptedException {
+    public boolean allHave(String family) throws IOException, InterruptedException {
         for (Endpoint server : servers) {
             if (page(server).lines().noneMatch(line -> isSample(line, family))) {
                 return false;
@@ -58,7 +58,7 @@ final class ServerPages {
         return true;
     }
 
-    static double sum(String page, String family, String label) {
+    public static double sum(String page, String family, String label) {
         double sum = 0;
         for (String line : page.lines().toList()) {
             if (isSample(line, family) && line.contains(label)) {
