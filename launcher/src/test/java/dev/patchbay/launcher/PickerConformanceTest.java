@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.patchbay.launcher.conformance.CheckResult;
 import dev.patchbay.launcher.conformance.ConformanceKit;
 import dev.patchbay.launcher.conformance.ConformanceReport;
+import dev.patchbay.launcher.conformance.WireChecks;
 import dev.patchbay.launcher.gateway.EnvoyConfig.FailureMode;
 import dev.patchbay.launcher.gateway.EnvoyProcess;
 import dev.patchbay.router.pick.Endpoint;
@@ -40,11 +41,17 @@ class PickerConformanceTest {
         try (EnvoyGateway gateway = new EnvoyGateway(processes, dir, ports, "{\"profile\": \"patchbay\"}")) {
             gateway.startPicker();
             EnvoyProcess envoy = gateway.startEnvoy(FailureMode.FAIL_CLOSE);
-            ConformanceReport report = run("patchbay route --ext-proc-port", envoy, gateway.pool());
+            ConformanceReport report = run(
+                    "patchbay route --ext-proc-port", envoy, gateway.pool(), gateway.extProc(), gateway.healthPort());
 
             assertThat(report.checks())
                     .extracting(CheckResult::id)
                     .containsExactly(
+                            WireChecks.HEALTH,
+                            WireChecks.DESTINATION_AGREES,
+                            WireChecks.BODY_RETURNED,
+                            WireChecks.SUBSET_HINT,
+                            WireChecks.SUBSET_NONE_ELIGIBLE,
                             ConformanceKit.ANSWERS,
                             ConformanceKit.REACHES_POOL,
                             ConformanceKit.ADAPTER_IN_SLOT,
@@ -70,15 +77,18 @@ class PickerConformanceTest {
         return ports;
     }
 
-    private ConformanceReport run(String picker, EnvoyProcess envoy, List<Endpoint> pool) throws Exception {
+    private ConformanceReport run(
+            String picker, EnvoyProcess envoy, List<Endpoint> pool, Endpoint extProc, int healthPort) throws Exception {
         URI gateway = URI.create("http://127.0.0.1:" + envoy.listenerPort("gateway") + "/");
+        ConformanceKit.Target target = ConformanceKit.Target.discover(gateway, pool);
+        List<CheckResult> checks = new ArrayList<>(new WireChecks(extProc, healthPort, pool, target.baseModel()).run());
         ConformanceKit kit = new ConformanceKit(ConformanceKit.Settings.defaults(), System.out::println);
-        List<CheckResult> checks = kit.run(ConformanceKit.Target.discover(gateway, pool), () -> {
+        checks.addAll(kit.run(target, () -> {
             for (LauncherProcesses.Launched s : servers) {
                 s.process().destroy();
                 s.process().waitFor();
             }
-        });
+        }));
         ConformanceReport report = new ConformanceReport(picker, "Envoy", pool.size() + " patchbay serve", checks);
         System.out.println(report.toMarkdown());
         report.write(dir.resolve("report"));

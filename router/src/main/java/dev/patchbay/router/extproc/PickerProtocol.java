@@ -17,12 +17,12 @@ import java.util.stream.Collectors;
  * with a request, the destination list the picker answers with (a header and {@code envoy.lb} dynamic metadata with
  * the same value), and the endpoint the data plane reports served the response.
  */
-final class PickerProtocol {
-    static final String DESTINATION_KEY = ProxyHandler.DESTINATION_HEADER;
-    static final String LB_NAMESPACE = "envoy.lb";
-    static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
-    static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
-    static final String SERVED_KEY = "x-gateway-destination-endpoint-served";
+public final class PickerProtocol {
+    public static final String DESTINATION_KEY = ProxyHandler.DESTINATION_HEADER;
+    public static final String LB_NAMESPACE = "envoy.lb";
+    public static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
+    public static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
+    public static final String SERVED_KEY = "x-gateway-destination-endpoint-served";
     /**
      * The answer names the first-ranked endpoint only. The protocol allows a comma-separated fallback list, but
      * Envoy's ORIGINAL_DST cluster, which the gateway's and llm-d's Envoy configurations route with, takes exactly one

@@ -22,31 +22,32 @@ import java.util.List;
  * ext_proc request messages built with Envoy's protos as Envoy frames them: the first message of a stream carries
  * the request headers (raw values, pseudo-headers first) and the {@code protocol_config} with the body modes; a body
  * comes in one message or in chunks, {@code end_of_stream} on the last; the response headers carry the served
- * endpoint in {@code metadata_context} under {@code envoy.lb}.
+ * endpoint in {@code metadata_context} under {@code envoy.lb}. The router's tests and the conformance kit speak to
+ * pickers with them.
  *
  * @param requestBodyMode  null for an Envoy that sends no {@code protocol_config} (older than the full-duplex mode)
  * @param responseBodyMode the response body mode told in {@code protocol_config}
  */
-record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) {
+public record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) {
     /** The gateway's reference setup, response bodies included. */
-    static final EnvoyFrames FULL_DUPLEX =
+    public static final EnvoyFrames FULL_DUPLEX =
             new EnvoyFrames(BodySendMode.FULL_DUPLEX_STREAMED, BodySendMode.FULL_DUPLEX_STREAMED);
 
-    static final EnvoyFrames BUFFERED = new EnvoyFrames(BodySendMode.BUFFERED, BodySendMode.NONE);
-    static final EnvoyFrames NO_PROTOCOL_CONFIG = new EnvoyFrames(null, null);
-    static final List<EnvoyFrames> BOTH_MODES = List.of(FULL_DUPLEX, BUFFERED);
+    public static final EnvoyFrames BUFFERED = new EnvoyFrames(BodySendMode.BUFFERED, BodySendMode.NONE);
+    public static final EnvoyFrames NO_PROTOCOL_CONFIG = new EnvoyFrames(null, null);
+    public static final List<EnvoyFrames> BOTH_MODES = List.of(FULL_DUPLEX, BUFFERED);
 
-    boolean fullDuplex() {
+    public boolean fullDuplex() {
         return requestBodyMode == BodySendMode.FULL_DUPLEX_STREAMED;
     }
 
     /** The headers of a POST to {@code /v1/completions} with {@code body} to follow; {@code extra}: name, value, ... */
-    ProcessingRequest post(byte[] body, String... extra) {
+    public ProcessingRequest post(byte[] body, String... extra) {
         return headers("POST", "/v1/completions", false, body.length, extra);
     }
 
     /** The headers of a GET with no body: they end the request. */
-    ProcessingRequest get(String path) {
+    public ProcessingRequest get(String path) {
         return headers("GET", path, true, -1);
     }
 
@@ -77,7 +78,7 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
         return request.build();
     }
 
-    static HeaderValue raw(String key, String value) {
+    public static HeaderValue raw(String key, String value) {
         return HeaderValue.newBuilder()
                 .setKey(key)
                 .setRawValue(ByteString.copyFromUtf8(value))
@@ -85,12 +86,12 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     /** The whole body in one message, as in {@code BUFFERED} mode or a body that fits one read. */
-    static ProcessingRequest whole(byte[] body) {
+    public static ProcessingRequest whole(byte[] body) {
         return body(body, 0, body.length, true);
     }
 
     /** The body cut at {@code cuts} (byte offsets, ascending), one message per piece, the last ending the body. */
-    static List<ProcessingRequest> chunks(byte[] body, int... cuts) {
+    public static List<ProcessingRequest> chunks(byte[] body, int... cuts) {
         List<ProcessingRequest> pieces = new ArrayList<>();
         int from = 0;
         for (int cut : cuts) {
@@ -102,7 +103,7 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     /** One body message of {@code body[from, to)}. */
-    static ProcessingRequest body(byte[] body, int from, int to, boolean endOfStream) {
+    public static ProcessingRequest body(byte[] body, int from, int to, boolean endOfStream) {
         return ProcessingRequest.newBuilder()
                 .setRequestBody(HttpBody.newBuilder()
                         .setBody(ByteString.copyFrom(Arrays.copyOfRange(body, from, to)))
@@ -110,14 +111,14 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
                 .build();
     }
 
-    static ProcessingRequest trailers() {
+    public static ProcessingRequest trailers() {
         return ProcessingRequest.newBuilder()
                 .setRequestTrailers(HttpTrailers.getDefaultInstance())
                 .build();
     }
 
     /** Response headers without a served-endpoint report (a data plane that does not send one). */
-    static ProcessingRequest responseHeaders(int status) {
+    public static ProcessingRequest responseHeaders(int status) {
         return ProcessingRequest.newBuilder()
                 .setResponseHeaders(HttpHeaders.newBuilder()
                         .setHeaders(HeaderMap.newBuilder()
@@ -127,11 +128,11 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     /** Response headers with {@code served} reported in {@code metadata_context}, as the proposal has it. */
-    static ProcessingRequest responseHeaders(int status, String served) {
+    public static ProcessingRequest responseHeaders(int status, String served) {
         return servedBy(responseHeaders(status), served);
     }
 
-    static ProcessingRequest responseBody(String text, boolean endOfStream) {
+    public static ProcessingRequest responseBody(String text, boolean endOfStream) {
         return ProcessingRequest.newBuilder()
                 .setResponseBody(HttpBody.newBuilder()
                         .setBody(ByteString.copyFromUtf8(text))
@@ -140,7 +141,7 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     /** {@code message} with {@code {"envoy.lb": {"x-gateway-destination-endpoint-served": served}}}. */
-    static ProcessingRequest servedBy(ProcessingRequest message, String served) {
+    public static ProcessingRequest servedBy(ProcessingRequest message, String served) {
         Struct lb = Struct.newBuilder()
                 .putFields(
                         PickerProtocol.SERVED_KEY,
@@ -152,7 +153,7 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     /** {@code message} with the subset hint as the proposal shapes it: a list of {@code ip:port} strings. */
-    static ProcessingRequest withSubset(ProcessingRequest message, String... addresses) {
+    public static ProcessingRequest withSubset(ProcessingRequest message, String... addresses) {
         ListValue.Builder list = ListValue.newBuilder();
         for (String address : addresses) {
             list.addValues(Value.newBuilder().setStringValue(address));
@@ -161,7 +162,7 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     /** {@code message} with the subset hint as one comma-separated string. */
-    static ProcessingRequest withSubsetString(ProcessingRequest message, String addresses) {
+    public static ProcessingRequest withSubsetString(ProcessingRequest message, String addresses) {
         return withHint(message, Value.newBuilder().setStringValue(addresses).build());
     }
 
@@ -174,7 +175,7 @@ record EnvoyFrames(BodySendMode requestBodyMode, BodySendMode responseBodyMode) 
     }
 
     /** A completions body for {@code model} with a prompt of about 100 tokens. */
-    static byte[] completion(String model) {
+    public static byte[] completion(String model) {
         return ("{\"model\":\"" + model + "\",\"prompt\":\"" + "word ".repeat(100) + "\",\"max_tokens\":4}")
                 .getBytes(StandardCharsets.UTF_8);
     }
