@@ -167,8 +167,6 @@ public final class LlmdPicker implements AutoCloseable {
                 // Secure serving (its default, also without Kubernetes) is a self-signed certificate Envoy would
                 // have to be told to accept; Patchbay's envoy.yaml talks to its picker in plaintext.
                 "--secure-serving=false",
-                // Its /metrics otherwise asks a Kubernetes API server to review the caller's token.
-                "--metrics-endpoint-auth=false",
                 // Traces would go to its console exporter: output, and work, no other front does.
                 "--tracing=false",
                 "--v=" + verbosity);

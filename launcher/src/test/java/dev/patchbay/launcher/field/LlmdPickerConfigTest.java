@@ -83,8 +83,7 @@ class LlmdPickerConfigTest {
                 .contains("--metrics-port 9190")
                 .contains("--pool-name patchbay-field")
                 .contains("--pool-namespace local")
-                .contains("--secure-serving=false")
-                .contains("--metrics-endpoint-auth=false");
+                .contains("--secure-serving=false");
     }
 
     /** Discovery from the endpoints file, and the data layer that scrapes the servers' vLLM metrics. */
