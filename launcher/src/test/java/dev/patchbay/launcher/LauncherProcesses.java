@@ -1,20 +1,18 @@
 package dev.patchbay.launcher;
 
+import dev.patchbay.launcher.field.ChildProcess;
 import dev.patchbay.testkit.Await;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -26,12 +24,23 @@ final class LauncherProcesses implements AutoCloseable {
     static final Pattern SERVING = Pattern.compile("serving .* on http://127\\.0\\.0\\.1:(\\d+)");
     static final Pattern ROUTING = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
 
-    private final List<Process> processes = new ArrayList<>();
+    /** A server drains its requests on SIGTERM; after this it is killed. */
+    static final Duration STOP_GRACE = Duration.ofSeconds(30);
+
+    private final List<ChildProcess> processes = new ArrayList<>();
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    /** A launched process; its output lines are collected as they come. */
-    record Launched(Process process, ConcurrentLinkedQueue<String> lines) {}
+    /** A launched process; its output lines are kept in memory as they come. */
+    record Launched(ChildProcess child) {
+        Process process() {
+            return child.process();
+        }
+
+        List<String> lines() {
+            return child.lines();
+        }
+    }
 
     Launched launch(String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
@@ -41,24 +50,20 @@ final class LauncherProcesses implements AutoCloseable {
                 System.getProperty("java.class.path"),
                 Main.class.getName()));
         command.addAll(List.of(args));
-        return launchProgram(command);
+        return launch("patchbay " + (args.length == 0 ? "" : args[0]), command);
     }
 
     /** Any program (a server of the field beside Patchbay's), its output collected and the process stopped alike. */
     Launched launchProgram(List<String> command) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        processes.add(p);
-        ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
-        Thread.ofVirtual().start(() -> collect(p.getInputStream(), lines));
-        return new Launched(p, lines);
+        return launch(Path.of(command.getFirst()).getFileName().toString(), command);
     }
 
-    private static void collect(InputStream in, ConcurrentLinkedQueue<String> lines) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-            for (String line; (line = r.readLine()) != null; ) lines.add(line);
-        } catch (IOException ignored) {
-            // the process ended
+    private Launched launch(String name, List<String> command) throws IOException {
+        ChildProcess child = ChildProcess.start(name, command, null);
+        synchronized (processes) {
+            processes.add(child);
         }
+        return new Launched(child);
     }
 
     /** The port a launched process reports, once it reports it; fails at once if the process dies first. */
@@ -106,11 +111,17 @@ final class LauncherProcesses implements AutoCloseable {
         });
     }
 
+    /** Stops every launched process and what it started, all at once, each with its grace period. */
     @Override
     public void close() throws InterruptedException {
-        for (Process p : processes) p.destroy();
-        for (Process p : processes) {
-            if (!p.waitFor(30, TimeUnit.SECONDS)) p.destroyForcibly();
+        List<ChildProcess> all;
+        synchronized (processes) {
+            all = new ArrayList<>(processes);
+        }
+        try (ExecutorService stopping = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (ChildProcess child : all) {
+                stopping.submit(() -> child.close(STOP_GRACE));
+            }
         }
     }
 }

@@ -30,7 +30,8 @@ public final class RequiredTool {
 
     /**
      * A program of the field that {@code scripts/third-party.sh} installs at a pinned version into the checkout's
-     * {@code .patchbay/bin} ({@code envoy}, {@code python}, {@code llm-d-inference-sim}).
+     * {@code .patchbay/bin} ({@code envoy}, {@code vllm-router}, {@code python}, {@code llm-d-inference-sim},
+     * {@code llm-d-epp}). Main code finds the same programs with {@code dev.patchbay.launcher.field.FieldTools}.
      */
     public static Path thirdParty(String name) {
         Path program = repositoryRoot().resolve(".patchbay/bin").resolve(name);

@@ -11,19 +11,24 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /**
  * The Envoy configuration shipped in {@code deploy/envoy/envoy.yaml} (on the class path beside this class), read and
  * filled in for one gateway: where Envoy listens, where the picker is, the failure mode and the pool that carries
  * requests under FailOpen while the picker does not answer. Everything else stays as shipped, so what an operator
- * reads in that file is what {@code patchbay gateway} runs.
+ * reads in that file is what {@code patchbay gateway} runs. A second rendering leaves the picker out: Envoy alone,
+ * round robin over the pool, the baseline a picker is compared with.
  */
 public final class EnvoyConfig {
     static final String RESOURCE = "envoy.yaml";
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final String EXT_PROC_FILTER = "envoy.filters.http.ext_proc";
+    private static final String PICKED_CLUSTER = "picked_endpoint";
+    private static final String POOL_CLUSTER = "pool_fallback";
 
     /** What the InferencePool's {@code endpointPickerRef.failureMode} says, and Envoy's ext_proc does with it. */
     public enum FailureMode {
@@ -80,6 +85,22 @@ public final class EnvoyConfig {
         }
     }
 
+    /**
+     * Envoy without a picker: where it listens and the model servers it sends to round robin.
+     *
+     * @param listenPort 0: a free one, see {@link EnvoyProcess#listenerPort}
+     * @param adminPort  on 127.0.0.1; 0: a free one
+     * @param pool       the model servers (IP literals)
+     */
+    public record RoundRobin(String listenHost, int listenPort, int adminPort, List<Endpoint> pool) {
+        public RoundRobin {
+            pool = List.copyOf(pool);
+            if (pool.isEmpty()) {
+                throw new IllegalArgumentException("Envoy needs at least one model server");
+            }
+        }
+    }
+
     private final JsonNode root;
 
     private EnvoyConfig(JsonNode root) {
@@ -125,19 +146,72 @@ public final class EnvoyConfig {
                 gateway.picker().port());
         ((ObjectNode) pickerEndpoint.path("health_check_config")).put("port_value", gateway.pickerHealthPort());
 
-        ArrayNode fallback = YAML.createArrayNode();
-        for (Endpoint server : gateway.pool()) {
-            ObjectNode lbEndpoint = fallback.addObject();
+        filled.setPool(gateway.pool());
+        return write(config);
+    }
+
+    /**
+     * Envoy alone in front of the pool, for comparison with a picker: the shipped file without the picker (no ext_proc
+     * filter, no route on its header, neither the picker's cluster nor the one its header names), every request going
+     * round robin over the {@code pool_fallback} cluster, which gets the connection limits of the picked-endpoint
+     * cluster so that the two paths differ only in how a server is chosen.
+     */
+    public static String render(RoundRobin gateway) {
+        ObjectNode config = shipped().root.deepCopy();
+        EnvoyConfig filled = new EnvoyConfig(config);
+        setAddress(
+                (ObjectNode) config.path("admin").path("address").path("socket_address"),
+                "127.0.0.1",
+                gateway.adminPort());
+        setAddress(
+                (ObjectNode) filled.listener().path("address").path("socket_address"),
+                gateway.listenHost(),
+                gateway.listenPort());
+        removeIf(
+                filled.connectionManager().path("http_filters"),
+                f -> EXT_PROC_FILTER.equals(f.path("name").asText()));
+        for (JsonNode host : filled.connectionManager().path("route_config").path("virtual_hosts")) {
+            removeIf(
+                    host.path("routes"),
+                    r -> PICKED_CLUSTER.equals(r.path("route").path("cluster").asText()));
+        }
+        ((ObjectNode) filled.cluster(POOL_CLUSTER))
+                .set(
+                        "circuit_breakers",
+                        filled.cluster(PICKED_CLUSTER).path("circuit_breakers").deepCopy());
+        removeIf(
+                config.path("static_resources").path("clusters"),
+                c -> List.of("picker", PICKED_CLUSTER).contains(c.path("name").asText()));
+        filled.setPool(gateway.pool());
+        return write(config);
+    }
+
+    private void setPool(List<Endpoint> pool) {
+        ArrayNode lbEndpoints = YAML.createArrayNode();
+        for (Endpoint server : pool) {
+            ObjectNode lbEndpoint = lbEndpoints.addObject();
             setAddress(
                     lbEndpoint.putObject("endpoint").putObject("address").putObject("socket_address"),
                     server.host(),
                     server.port());
         }
-        ((ObjectNode) filled.cluster("pool_fallback")
+        ((ObjectNode) cluster(POOL_CLUSTER)
                         .path("load_assignment")
                         .path("endpoints")
                         .path(0))
-                .set("lb_endpoints", fallback);
+                .set("lb_endpoints", lbEndpoints);
+    }
+
+    private static void removeIf(JsonNode list, Predicate<JsonNode> unwanted) {
+        Iterator<JsonNode> items = list.elements();
+        while (items.hasNext()) {
+            if (unwanted.test(items.next())) {
+                items.remove();
+            }
+        }
+    }
+
+    private static String write(JsonNode config) {
         try {
             return YAML.writeValueAsString(config);
         } catch (IOException e) {
@@ -179,7 +253,7 @@ public final class EnvoyConfig {
 
     /** The header the ORIGINAL_DST cluster routes on. */
     public String destinationHeader() {
-        return cluster("picked_endpoint")
+        return cluster(PICKED_CLUSTER)
                 .path("original_dst_lb_config")
                 .path("http_header_name")
                 .asText();

@@ -133,6 +133,27 @@ public final class EnvoyProcess implements AutoCloseable {
         throw new IOException("envoy has no listener named " + name);
     }
 
+    /**
+     * Whether {@code cluster} has hosts and every one passes Envoy's health checks, by its admin interface's
+     * {@code /clusters} ({@code picker::127.0.0.1:9002::health_flags::healthy}).
+     */
+    public boolean clusterHealthy(String cluster) throws InterruptedException {
+        AdminAnswer clusters = admin("/clusters");
+        if (clusters.status() != 200) {
+            return false;
+        }
+        boolean any = false;
+        for (String line : clusters.body().lines().toList()) {
+            if (line.startsWith(cluster + "::") && line.contains("::health_flags::")) {
+                any = true;
+                if (!line.endsWith("::health_flags::healthy")) {
+                    return false;
+                }
+            }
+        }
+        return any;
+    }
+
     public Process process() {
         return process;
     }

@@ -1,11 +1,11 @@
 package dev.patchbay.launcher.gateway;
 
+import dev.patchbay.launcher.field.FieldTools;
 import dev.patchbay.router.Router;
 import dev.patchbay.router.RouterOptions;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointSource;
-import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -92,7 +92,8 @@ public final class GatewayCommand implements Callable<Integer> {
             names = "--envoy",
             paramLabel = "PATH",
             description = "The Envoy binary (default: $PATCHBAY_ENVOY, which ./patchbay sets to the one "
-                    + "scripts/third-party.sh installs, else envoy on PATH).")
+                    + "scripts/third-party.sh installs, else envoy in $PATCHBAY_TOOLS, the checkout's .patchbay/bin "
+                    + "or on PATH).")
     Path envoy;
 
     @Option(
@@ -182,14 +183,10 @@ public final class GatewayCommand implements Callable<Integer> {
         if (fromEnvironment != null && !fromEnvironment.isBlank() && Files.isExecutable(Path.of(fromEnvironment))) {
             return Path.of(fromEnvironment);
         }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            Path candidate = Path.of(dir.isEmpty() ? "." : dir, "envoy");
-            if (Files.isExecutable(candidate)) {
-                return candidate;
-            }
-        }
-        throw new CommandLine.ParameterException(
-                new CommandLine(this),
-                "no Envoy found: run scripts/third-party.sh python (./patchbay gateway does), or give --envoy");
+        return FieldTools.find("envoy")
+                .orElseThrow(
+                        () -> new CommandLine.ParameterException(
+                                new CommandLine(this),
+                                "no Envoy found: run scripts/third-party.sh python (./patchbay gateway does), or give --envoy"));
     }
 }
