@@ -40,14 +40,19 @@ public final class EnvoyFront implements AutoCloseable {
      */
     public static EnvoyFront forPicker(Path envoy, LlmdPicker picker, Path dir)
             throws IOException, InterruptedException {
+        return forPicker(envoy, picker.extProc(), picker.ports().health(), picker.servers(), dir, picker.process());
+    }
+
+    /**
+     * Envoy in front of any picker at {@code extProc} (gRPC health on {@code healthPort}) over {@code pool}, FailClose,
+     * returning once Envoy finds the picker serving; {@code pickerProcess} (null for a picker this JVM did not start)
+     * turns a picker that died into a prompt failure with its log.
+     */
+    public static EnvoyFront forPicker(
+            Path envoy, Endpoint extProc, int healthPort, List<Endpoint> pool, Path dir, ChildProcess pickerProcess)
+            throws IOException, InterruptedException {
         String config = EnvoyConfig.render(new EnvoyConfig.Gateway(
-                "127.0.0.1",
-                0,
-                0,
-                picker.extProc(),
-                picker.ports().health(),
-                EnvoyConfig.FailureMode.FAIL_CLOSE,
-                picker.servers()));
+                "127.0.0.1", 0, 0, extProc, healthPort, EnvoyConfig.FailureMode.FAIL_CLOSE, pool));
         EnvoyFront front = start(envoy, config, dir, "envoy-picker-");
         try {
             long deadline = System.nanoTime() + PICKER_LIMIT.toNanos();
@@ -55,11 +60,14 @@ public final class EnvoyFront implements AutoCloseable {
                 if (!front.envoy.process().isAlive()) {
                     throw new IOException("envoy exited while waiting for its picker; see " + front.log());
                 }
-                if (!picker.process().isAlive() || System.nanoTime() - deadline > 0) {
-                    throw new IOException("Envoy never found its picker healthy (epp log "
-                            + picker.process().log() + "):\n" + picker.process().tail(20));
+                boolean pickerDied = pickerProcess != null && !pickerProcess.isAlive();
+                if (pickerDied || System.nanoTime() - deadline > 0) {
+                    throw new IOException("Envoy never found its picker at " + extProc.address() + " healthy"
+                            + (pickerProcess == null
+                                    ? ""
+                                    : " (log " + pickerProcess.log() + "):\n" + pickerProcess.tail(20)));
                 }
-                Thread.sleep(20);
+                Thread.sleep(20); // a poll of Envoy's admin interface, bounded by the deadline
             }
         } catch (IOException | InterruptedException | RuntimeException e) {
             front.close();
