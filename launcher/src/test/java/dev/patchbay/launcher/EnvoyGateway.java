@@ -82,14 +82,6 @@ final class EnvoyGateway implements AutoCloseable {
         picker.process().destroyForcibly().waitFor();
     }
 
-    Endpoint extProc() {
-        return new Endpoint("127.0.0.1", extProcPort);
-    }
-
-    int healthPort() {
-        return healthPort;
-    }
-
     int pickerHttpPort() {
         return pickerHttpPort;
     }

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * knowing the same PEFT adapters (written once to one folder), on free loopback ports.
  */
 public final class SimFleet implements AutoCloseable {
-    private static final Pattern SERVING = Pattern.compile("serving .* on http://127\\.0\\.0\\.1:(\\d+)");
+    private static final Pattern SERVING = Pattern.compile("serving .* on http://127\\.[0-9.]+:(\\d+)");
     private static final Duration START_LIMIT = Duration.ofSeconds(120);
 
     /**
@@ -46,12 +46,12 @@ public final class SimFleet implements AutoCloseable {
         }
 
         /** The command line of one server, after {@code serve}. */
-        List<String> serveArgs(Path adapterDir) {
+        List<String> serveArgs(String host, Path adapterDir) {
             List<String> args = new ArrayList<>(List.of(
                     "--model",
                     "sim:" + base,
                     "--host",
-                    "127.0.0.1",
+                    host,
                     "--port",
                     "0",
                     "--demo-adapters",
@@ -106,18 +106,26 @@ public final class SimFleet implements AutoCloseable {
             for (int i = 0; i < settings.servers(); i++) {
                 List<String> command = new ArrayList<>(ownJvm(settings.heap()));
                 command.add("serve");
-                command.addAll(settings.serveArgs(adapterDir));
+                command.addAll(settings.serveArgs(host(i), adapterDir));
                 processes.add(ChildProcess.start("server-" + i, command, dir.resolve("server-" + i + ".log")));
             }
             for (ChildProcess process : processes) {
                 int port = process.await("report its port", START_LIMIT, () -> port(process));
-                servers.add(new Endpoint("127.0.0.1", port));
+                servers.add(new Endpoint(host(servers.size()), port));
             }
         } catch (IOException | InterruptedException | RuntimeException e) {
             processes.forEach(ChildProcess::close);
             throw e;
         }
         return new SimFleet(settings, processes, servers);
+    }
+
+    /**
+     * Server {@code i}'s address: 127.0.0.{i+1}, one loopback address each, as each pod of a pool has an IP of its
+     * own (llm-d's picker, for one, tells endpoints of a subset hint apart by IP alone).
+     */
+    static String host(int i) {
+        return "127.0.0." + (i + 1);
     }
 
     /** This launcher in a JVM of its own: the same Java and class path. */

@@ -22,7 +22,8 @@ import java.util.List;
  * ext_proc request messages built with Envoy's protos as Envoy frames them: the first message of a stream carries
  * the request headers (raw values, pseudo-headers first) and the {@code protocol_config} with the body modes; a body
  * comes in one message or in chunks, {@code end_of_stream} on the last; the response headers carry the served
- * endpoint in {@code metadata_context} under {@code envoy.lb}. The router's tests and the conformance kit speak to
+ * endpoint in {@code metadata_context} under {@code envoy.lb}. Envoy attaches the metadata it forwards (the subset hint)
+ * to every message of a stream, body chunks and trailers included. The router's tests and the conformance kit speak to
  * pickers with them.
  *
  * @param requestBodyMode  null for an Envoy that sends no {@code protocol_config} (older than the full-duplex mode)
