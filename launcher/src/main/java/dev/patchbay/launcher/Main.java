@@ -3,6 +3,7 @@ package dev.patchbay.launcher;
 import dev.patchbay.bench.sim.SimulateCommand;
 import dev.patchbay.bench.sim.SweepCommand;
 import dev.patchbay.engine.PatchbayVersion;
+import dev.patchbay.launcher.conformance.ConformanceCommand;
 import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.model.GenerateModelCommand;
 import dev.patchbay.router.RouteCommand;
@@ -21,6 +22,7 @@ import picocli.CommandLine.Command;
             ServeCommand.class,
             RouteCommand.class,
             GatewayCommand.class,
+            ConformanceCommand.class,
             SimulateCommand.class,
             SweepCommand.class,
             GenerateModelCommand.class,
