@@ -144,7 +144,7 @@ public final class ConformanceCommand implements Callable<Integer> {
                     .run(target, owned == null ? null : owned::stopAll));
             ConformanceReport report = new ConformanceReport(
                     name,
-                    "Envoy " + EnvoyProcess.version(envoyBinary),
+                    envoyVersion(envoyBinary),
                     pool.size() + (external ? " servers" : " patchbay serve (simulated model)"),
                     checks);
             report.write(out);
