@@ -5,6 +5,7 @@ import dev.patchbay.bench.sim.SweepCommand;
 import dev.patchbay.engine.PatchbayVersion;
 import dev.patchbay.launcher.conformance.ConformanceCommand;
 import dev.patchbay.launcher.gateway.GatewayCommand;
+import dev.patchbay.launcher.peers.PeersBenchCommand;
 import dev.patchbay.model.GenerateModelCommand;
 import dev.patchbay.router.RouteCommand;
 import dev.patchbay.server.ServeCommand;
@@ -23,6 +24,7 @@ import picocli.CommandLine.Command;
             RouteCommand.class,
             GatewayCommand.class,
             ConformanceCommand.class,
+            PeersBenchCommand.class,
             SimulateCommand.class,
             SweepCommand.class,
             GenerateModelCommand.class,

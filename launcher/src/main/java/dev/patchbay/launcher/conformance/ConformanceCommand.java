@@ -8,15 +8,12 @@ import dev.patchbay.launcher.fleet.PatchbayRoute;
 import dev.patchbay.launcher.fleet.SimFleet;
 import dev.patchbay.launcher.gateway.EnvoyProcess;
 import dev.patchbay.router.pick.Endpoint;
-import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -70,13 +67,6 @@ public final class ConformanceCommand implements Callable<Integer> {
             description =
                     "Where conformance.md, conformance.json and the processes' logs go (default ${DEFAULT-VALUE}).")
     Path out;
-
-    /** "Envoy 1.40.0" from what {@code envoy --version} prints, or all of it when it has no such number. */
-    static String envoyVersion(Path envoy) throws IOException, InterruptedException {
-        String printed = EnvoyProcess.version(envoy);
-        Matcher m = Pattern.compile("/(\\d+\\.\\d+\\.\\d+)/").matcher(printed);
-        return m.find() ? "Envoy " + m.group(1) : printed.trim();
-    }
 
     @Override
     public Integer call() throws Exception {
@@ -144,7 +134,7 @@ public final class ConformanceCommand implements Callable<Integer> {
                     .run(target, owned == null ? null : owned::stopAll));
             ConformanceReport report = new ConformanceReport(
                     name,
-                    envoyVersion(envoyBinary),
+                    "Envoy " + EnvoyProcess.versionNumber(envoyBinary),
                     pool.size() + (external ? " servers" : " patchbay serve (simulated model)"),
                     checks);
             report.write(out);

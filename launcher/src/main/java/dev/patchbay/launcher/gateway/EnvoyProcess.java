@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * An Envoy process running one configuration file: started, awaited until its admin interface says it is live, asked
@@ -67,6 +69,13 @@ public final class EnvoyProcess implements AutoCloseable {
             throw e;
         }
         return started;
+    }
+
+    /** The release, such as 1.40.0, from what {@code envoy --version} prints; all it prints when it has none. */
+    public static String versionNumber(Path envoy) throws IOException, InterruptedException {
+        String printed = version(envoy);
+        Matcher m = Pattern.compile("/(\\d+\\.\\d+\\.\\d+)/").matcher(printed);
+        return m.find() ? m.group(1) : printed;
     }
 
     /** What {@code envoy --version} prints: its build and version. */

@@ -1,5 +1,6 @@
 package dev.patchbay.launcher.load;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
@@ -8,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +48,7 @@ import java.util.TreeMap;
  * @param ttft                  time to first token of the successful requests, ms
  * @param aiperfTtft            aiperf's own TTFT percentiles, for comparison
  * @param models                per model (adapter), by name
+ * @param ttftMsByModel         every successful request's time to first token in ms, per model (not written out)
  */
 public record AiperfReport(
         String aiperfVersion,
@@ -58,7 +61,8 @@ public record AiperfReport(
         double outputTokenThroughput,
         Ttft ttft,
         Ttft aiperfTtft,
-        Map<String, ModelFigures> models) {
+        Map<String, ModelFigures> models,
+        @JsonIgnore Map<String, List<Double>> ttftMsByModel) {
 
     public static final String SUMMARY = "profile_export_aiperf.json";
     public static final String RECORDS = "profile_export.jsonl";
@@ -170,7 +174,17 @@ public record AiperfReport(
                         number(aiperfTtft, "p50"),
                         number(aiperfTtft, "p90"),
                         number(aiperfTtft, "p99")),
-                models);
+                models,
+                Map.copyOf(ttftsByModel));
+    }
+
+    /** Time to first token over the successful requests for any of {@code models} (a tier of adapters, say). */
+    public Ttft ttftOf(Collection<String> models) {
+        List<Double> values = new ArrayList<>();
+        for (String model : models) {
+            values.addAll(ttftMsByModel.getOrDefault(model, List.of()));
+        }
+        return Ttft.of(values);
     }
 
     private static JsonNode readJson(Path file) throws IOException {

@@ -1,0 +1,225 @@
+package dev.patchbay.launcher.peers;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.patchbay.launcher.field.FieldTools;
+import dev.patchbay.launcher.fleet.ServerPages;
+import dev.patchbay.launcher.fleet.SimFleet;
+import dev.patchbay.launcher.load.AiperfReport;
+import dev.patchbay.launcher.load.AiperfRun;
+import dev.patchbay.launcher.load.SimTokenizerFiles;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The same request stream, from the field's load tool, through each routing setup in front of the same kind of
+ * fleet: a fresh fleet per setup (every setup starts with cold servers), the added latency measured on it idle, a
+ * warm-up, then the stages. Results are written after every stage, so that a long run shows progress and an
+ * interrupted one keeps what it measured.
+ */
+public final class PeersBench {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** One stage of the stream: an arrival process at a rate, for a while. */
+    public record Stage(String name, AiperfRun.Arrivals arrivals, Duration duration) {}
+
+    /**
+     * @param fleet        the servers behind every setup
+     * @param setups       the setups, in the order they run
+     * @param stages       the stages every setup gets
+     * @param operating    the stage the 2x target is judged at
+     * @param warmUp       how long the warm-up at the operating stage's rate lasts before the stages
+     * @param inputTokens  prompt length
+     * @param outputTokens answer length (ignore_eos)
+     * @param seed         the load tool's seed: the same stream for every setup
+     * @param probes       requests timed on each path for the added latency
+     */
+    public record Settings(
+            SimFleet.Settings fleet,
+            List<BenchSetup> setups,
+            List<Stage> stages,
+            String operating,
+            Duration warmUp,
+            int inputTokens,
+            int outputTokens,
+            long seed,
+            int probes) {}
+
+    /** Everything measured, as written to {@code peers-bench.json}. */
+    public record Results(
+            Settings settings,
+            Map<String, String> versions,
+            Map<String, AddedLatency> addedLatency,
+            List<StageResult> stages) {}
+
+    private final Settings settings;
+    private final Path out;
+    private final Consumer<String> progress;
+
+    public PeersBench(Settings settings, Path out, Consumer<String> progress) {
+        this.settings = settings;
+        this.out = out;
+        this.progress = progress;
+    }
+
+    public Results run(Map<String, String> versions) throws IOException, InterruptedException {
+        Path aiperf = FieldTools.require("aiperf");
+        Path tokenizer = SimTokenizerFiles.write(out.resolve("tokenizer"));
+        List<AiperfRun.ModelShare> mix =
+                AiperfRun.ModelShare.multiLoraMix(settings.fleet().adapters());
+        Map<String, AddedLatency> added = new LinkedHashMap<>();
+        List<StageResult> results = new ArrayList<>();
+        Results sofar = new Results(settings, versions, added, results);
+        int step = 0;
+        int steps = settings.setups().size() * (settings.stages().size() + 2);
+        long started = System.nanoTime();
+        for (BenchSetup setup : settings.setups()) {
+            Path dir = out.resolve(setup.id());
+            try (SimFleet fleet = SimFleet.start(settings.fleet(), dir.resolve("fleet"));
+                    BenchSetup.Front front = setup.start(fleet.servers(), dir)) {
+                progress.accept(status(++step, steps, started, setup, "added latency"));
+                added.put(
+                        setup.id(),
+                        AddedLatency.measure(
+                                URI.create(
+                                        "http://" + fleet.servers().getFirst().address()),
+                                front.uri(),
+                                fleet.baseModel(),
+                                20,
+                                settings.probes()));
+                write(sofar);
+                Stage operating = operatingStage();
+                progress.accept(status(++step, steps, started, setup, "warm-up"));
+                aiperf(aiperf, tokenizer, mix, front, operating.arrivals(), settings.warmUp(), dir.resolve("warm-up"))
+                        .run();
+                for (Stage stage : settings.stages()) {
+                    progress.accept(status(++step, steps, started, setup, stage.name()));
+                    results.add(runStage(aiperf, tokenizer, mix, fleet.pages(), front, setup, stage, dir));
+                    write(sofar);
+                    progress.accept("  " + describe(results.getLast()));
+                }
+            }
+        }
+        return sofar;
+    }
+
+    private Stage operatingStage() {
+        return settings.stages().stream()
+                .filter(s -> s.name().equals(settings.operating()))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no stage named " + settings.operating()));
+    }
+
+    private StageResult runStage(
+            Path aiperf,
+            Path tokenizer,
+            List<AiperfRun.ModelShare> mix,
+            ServerPages pages,
+            BenchSetup.Front front,
+            BenchSetup setup,
+            Stage stage,
+            Path dir)
+            throws IOException, InterruptedException {
+        double loadsBefore = pages.total("vllm:lora_adapter_loads_total", "source=\"disk\"");
+        double evictionsBefore = pages.total("vllm:lora_adapter_evictions_total", "level=\"gpu\"");
+        Path artifacts = aiperf(
+                        aiperf,
+                        tokenizer,
+                        mix,
+                        front,
+                        stage.arrivals(),
+                        stage.duration(),
+                        dir.resolve(stage.name().replaceAll("[^a-zA-Z0-9.]+", "-")))
+                .run();
+        double loads = pages.total("vllm:lora_adapter_loads_total", "source=\"disk\"") - loadsBefore;
+        double evictions = pages.total("vllm:lora_adapter_evictions_total", "level=\"gpu\"") - evictionsBefore;
+        AiperfReport report = AiperfReport.read(artifacts);
+        Map<String, AiperfReport.Ttft> tiers = new LinkedHashMap<>();
+        for (Map.Entry<String, List<String>> tier : tiers(mix).entrySet()) {
+            tiers.put(tier.getKey(), report.ttftOf(tier.getValue()));
+        }
+        return new StageResult(
+                setup.id(),
+                stage.name(),
+                stage.arrivals().rate(),
+                report.sentRate(),
+                report.requests(),
+                report.errors(),
+                report.requestThroughput(),
+                report.ttft(),
+                tiers,
+                loads,
+                evictions);
+    }
+
+    /** Adapters by tier: hot (the 12% ones), warm (6%), cold (2%). */
+    static Map<String, List<String>> tiers(List<AiperfRun.ModelShare> mix) {
+        Map<String, List<String>> tiers = new LinkedHashMap<>();
+        int top = mix.stream().mapToInt(AiperfRun.ModelShare::weight).max().orElse(1);
+        for (AiperfRun.ModelShare share : mix) {
+            String tier = share.weight() == top ? "hot" : share.weight() * 3 >= top ? "warm" : "cold";
+            tiers.computeIfAbsent(tier, t -> new ArrayList<>()).add(share.name());
+        }
+        return tiers;
+    }
+
+    private AiperfRun aiperf(
+            Path aiperf,
+            Path tokenizer,
+            List<AiperfRun.ModelShare> mix,
+            BenchSetup.Front front,
+            AiperfRun.Arrivals arrivals,
+            Duration duration,
+            Path artifacts) {
+        return AiperfRun.builder(aiperf, front.uri().toString(), artifacts)
+                .streaming(true)
+                .models(mix)
+                .tokenizer(tokenizer)
+                .inputTokens(settings.inputTokens())
+                .outputTokens(settings.outputTokens())
+                .ignoreEos(true)
+                .arrivals(arrivals)
+                .duration(duration, Duration.ofSeconds(60))
+                .seed(settings.seed())
+                .build();
+    }
+
+    private void write(Results results) throws IOException {
+        Files.createDirectories(out);
+        JSON.writeValue(out.resolve("peers-bench.json").toFile(), results);
+    }
+
+    private static String status(int step, int steps, long started, BenchSetup setup, String what) {
+        return String.format(
+                Locale.ROOT,
+                "[%d/%d, %.0f s] %s: %s",
+                step,
+                steps,
+                (System.nanoTime() - started) / 1e9,
+                setup.id(),
+                what);
+    }
+
+    private static String describe(StageResult r) {
+        return String.format(
+                Locale.ROOT,
+                "%s %s: %d requests (%d failed), TTFT p50 %.0f ms p99 %.0f ms, %.0f storage loads, %.0f slot evictions",
+                r.setup(),
+                r.stage(),
+                r.requests(),
+                r.errors(),
+                r.ttft().p50(),
+                r.ttft().p99(),
+                r.storageLoads(),
+                r.slotEvictions());
+    }
+}

@@ -1,0 +1,31 @@
+package dev.patchbay.launcher.peers;
+
+import dev.patchbay.launcher.load.AiperfReport;
+import java.util.Map;
+
+/**
+ * One setup's figures at one stage of the request stream: the load tool's view (times in ms) and the servers' own.
+ *
+ * @param stage         the stage's name, such as {@code poisson x1.0}
+ * @param rate          requests per second asked of the load tool
+ * @param sentRate      what it sent
+ * @param requests      requests of the stage
+ * @param errors        of them failed
+ * @param throughput    completed requests per second
+ * @param ttft          time to first token over the successful requests, ms
+ * @param ttftByTier    the same per adapter tier (hot, warm, cold)
+ * @param storageLoads  adapter loads from storage on the servers during the stage
+ * @param slotEvictions adapters evicted from batch slots on the servers during the stage
+ */
+public record StageResult(
+        String setup,
+        String stage,
+        double rate,
+        double sentRate,
+        int requests,
+        int errors,
+        double throughput,
+        AiperfReport.Ttft ttft,
+        Map<String, AiperfReport.Ttft> ttftByTier,
+        double storageLoads,
+        double slotEvictions) {}
