@@ -14,6 +14,8 @@ import java.util.Optional;
 public enum FieldFront {
     /** llm-d's endpoint picker with its LoRA profile, behind Envoy. */
     LLMD_LORA("llm-d epp (LoRA profile) behind Envoy", List.of("llm-d-epp", "envoy")),
+    /** llm-d's endpoint picker with Patchbay's gie-lora weights, behind Envoy. */
+    LLMD_GIE_LORA("llm-d epp (gie-lora weights) behind Envoy", List.of("llm-d-epp", "envoy")),
     /** llm-d's endpoint picker with the profile it runs when given none, behind Envoy. */
     LLMD_DEFAULT("llm-d epp (default profile) behind Envoy", List.of("llm-d-epp", "envoy")),
     VLLM_ROUTER_ROUND_ROBIN("vllm-router round_robin", List.of("vllm-router")),
@@ -49,6 +51,7 @@ public enum FieldFront {
         }
         return switch (this) {
             case LLMD_LORA -> behindEnvoy(LlmdPicker.start(LlmdPicker.Profile.LORA, servers, dir), dir);
+            case LLMD_GIE_LORA -> behindEnvoy(LlmdPicker.start(LlmdPicker.Profile.GIE_LORA, servers, dir), dir);
             case LLMD_DEFAULT -> behindEnvoy(LlmdPicker.start(LlmdPicker.Profile.DEFAULT, servers, dir), dir);
             case VLLM_ROUTER_ROUND_ROBIN ->
                 new Running(this, null, null, VllmRouter.start(VllmRouter.Policy.ROUND_ROBIN, servers, dir));

@@ -68,6 +68,15 @@ public final class LlmdPicker implements AutoCloseable {
          * (fed by the approximate prefix producer epp adds for it), {@code max-score-picker}. Written out because
          * running without Kubernetes takes a configuration that names the discovery plugin.
          */
+        /**
+         * Patchbay's {@code gie-lora} profile in epp's terms: {@code queue-scorer} 2, {@code kv-cache-utilization-scorer}
+         * 2, {@code lora-affinity-scorer} 3 (the gateway's default weights, lora-affinity in the place of prefix-cache),
+         * so that the real scorer and Patchbay's copy of it can be run on the same stream with the same weights.
+         */
+        GIE_LORA(List.of(
+                new Scorer("queue-scorer", 2),
+                new Scorer("kv-cache-utilization-scorer", 2),
+                new Scorer("lora-affinity-scorer", 3))),
         DEFAULT(List.of(
                 new Scorer("queue-scorer", 2),
                 new Scorer("kv-cache-utilization-scorer", 2),

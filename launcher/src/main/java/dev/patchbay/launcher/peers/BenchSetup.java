@@ -17,6 +17,7 @@ public enum BenchSetup {
     GIE_LORA_PICKER("gie-lora-picker", "Envoy + Patchbay's picker (profile gie-lora)", null),
     PATCHBAY_PROXY("patchbay-proxy", "Patchbay's reverse proxy (profile patchbay)", null),
     LLMD_LORA("llm-d-lora", "Envoy + llm-d epp (LoRA profile)", FieldFront.LLMD_LORA),
+    LLMD_GIE_LORA("llm-d-gie-lora", "Envoy + llm-d epp (gie-lora weights)", FieldFront.LLMD_GIE_LORA),
     LLMD_DEFAULT("llm-d-default", "Envoy + llm-d epp (default profile)", FieldFront.LLMD_DEFAULT),
     VLLM_ROUTER_ROUND_ROBIN("vllm-router-rr", "vllm-router round_robin", FieldFront.VLLM_ROUTER_ROUND_ROBIN),
     VLLM_ROUTER_CACHE_AWARE("vllm-router-cache-aware", "vllm-router cache_aware", FieldFront.VLLM_ROUTER_CACHE_AWARE),
@@ -50,7 +51,11 @@ public enum BenchSetup {
 
     /** Whether it chooses servers by where adapters are (what the LoRA targets compare). */
     public boolean loraAware() {
-        return this == PATCHBAY_PICKER || this == GIE_LORA_PICKER || this == PATCHBAY_PROXY || this == LLMD_LORA;
+        return this == PATCHBAY_PICKER
+                || this == GIE_LORA_PICKER
+                || this == PATCHBAY_PROXY
+                || this == LLMD_LORA
+                || this == LLMD_GIE_LORA;
     }
 
     public static BenchSetup byId(String id) {

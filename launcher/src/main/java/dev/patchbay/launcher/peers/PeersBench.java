@@ -2,6 +2,8 @@ package dev.patchbay.launcher.peers;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
+import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
 import dev.patchbay.launcher.field.FieldTools;
 import dev.patchbay.launcher.fleet.ServerPages;
 import dev.patchbay.launcher.fleet.SimFleet;
@@ -30,7 +32,10 @@ public final class PeersBench {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     /** One stage of the stream: an arrival process at a rate, for a while. */
-    public record Stage(String name, AiperfRun.Arrivals arrivals, Duration duration) {}
+    public record Stage(
+            String name,
+            AiperfRun.Arrivals arrivals,
+            @JsonSerialize(using = ToStringSerializer.class) Duration duration) {}
 
     /**
      * @param fleet        the servers behind every setup
@@ -48,7 +53,7 @@ public final class PeersBench {
             List<BenchSetup> setups,
             List<Stage> stages,
             String operating,
-            Duration warmUp,
+            @JsonSerialize(using = ToStringSerializer.class) Duration warmUp,
             int inputTokens,
             int outputTokens,
             long seed,

@@ -58,7 +58,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--operating-rate",
-            defaultValue = "20",
+            defaultValue = "30",
             description = "The fleet's operating rate, req/s (default ${DEFAULT-VALUE}).")
     double operatingRate;
 
@@ -86,7 +86,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
             names = "--setups",
             split = ",",
             description = "Setups to run, in order (default: all): patchbay-picker, gie-lora-picker, patchbay-proxy,"
-                    + " llm-d-lora, llm-d-default, vllm-router-rr, vllm-router-cache-aware, envoy-rr.")
+                    + " llm-d-lora, llm-d-gie-lora, llm-d-default, vllm-router-rr, vllm-router-cache-aware, envoy-rr.")
     List<String> setups;
 
     @Option(names = "--input-tokens", defaultValue = "64", description = "Prompt tokens (default ${DEFAULT-VALUE}).")

@@ -26,7 +26,7 @@ public final class PeersReport {
         List<StageResult> rows = results.stages();
         String operating = results.settings().operating();
         List<String> stages = stageNames(results);
-        List<String> realLoraPeers = List.of(BenchSetup.LLMD_LORA.id(), BenchSetup.LLMD_DEFAULT.id());
+        List<String> realLoraPeers = List.of(BenchSetup.LLMD_LORA.id(), BenchSetup.LLMD_GIE_LORA.id());
         StringBuilder ratios = new StringBuilder();
         boolean twiceAtOperating = false, neverWorse = true, fewerLoads = true;
         boolean measured = false;
