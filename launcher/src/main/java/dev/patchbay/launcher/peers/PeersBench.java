@@ -104,8 +104,10 @@ public final class PeersBench {
                 write(sofar);
                 Stage operating = operatingStage();
                 progress.accept(status(++step, steps, started, setup, "warm-up"));
-                aiperf(aiperf, tokenizer, mix, front, operating.arrivals(), settings.warmUp(), dir.resolve("warm-up"))
-                        .run();
+                if (!settings.warmUp().isZero()) {
+                    aiperf(aiperf, tokenizer, mix, front, operating.arrivals(), settings.warmUp(), dir.resolve("warm-up"))
+                            .run();
+                }
                 for (Stage stage : settings.stages()) {
                     progress.accept(status(++step, steps, started, setup, stage.name()));
                     results.add(runStage(aiperf, tokenizer, mix, fleet.pages(), front, setup, stage, dir));
@@ -134,6 +136,7 @@ public final class PeersBench {
             Stage stage,
             Path dir)
             throws IOException, InterruptedException {
+        double servedBefore = pages.total("vllm:request_success_total", "");
         double loadsBefore = pages.total("vllm:lora_adapter_loads_total", "source=\"disk\"");
         double evictionsBefore = pages.total("vllm:lora_adapter_evictions_total", "level=\"gpu\"");
         Path artifacts = aiperf(
@@ -148,6 +151,7 @@ public final class PeersBench {
         double loads = pages.total("vllm:lora_adapter_loads_total", "source=\"disk\"") - loadsBefore;
         double evictions = pages.total("vllm:lora_adapter_evictions_total", "level=\"gpu\"") - evictionsBefore;
         AiperfReport report = AiperfReport.read(artifacts);
+        double served = awaitServed(pages, servedBefore, report.requests() - report.errors());
         Map<String, AiperfReport.Ttft> tiers = new LinkedHashMap<>();
         for (Map.Entry<String, List<String>> tier : tiers(mix).entrySet()) {
             tiers.put(tier.getKey(), report.ttftOf(tier.getValue()));
@@ -159,11 +163,27 @@ public final class PeersBench {
                 report.sentRate(),
                 report.requests(),
                 report.errors(),
+                served,
                 report.requestThroughput(),
                 report.ttft(),
                 tiers,
                 loads,
                 evictions);
+    }
+
+    /**
+     * The servers' count of finished requests since {@code before}, once it reaches {@code expected} or stops
+     * growing: a server counts a request as its answer ends, a moment after the client has it.
+     */
+    private static double awaitServed(ServerPages pages, double before, int expected)
+            throws IOException, InterruptedException {
+        double served = pages.total("vllm:request_success_total", "") - before;
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (served < expected && System.nanoTime() < deadline) {
+            Thread.sleep(50); // a poll bounded by the deadline
+            served = pages.total("vllm:request_success_total", "") - before;
+        }
+        return served;
     }
 
     /** Adapters by tier: hot (the 12% ones), warm (6%), cold (2%). */

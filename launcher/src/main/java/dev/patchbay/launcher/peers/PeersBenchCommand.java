@@ -5,6 +5,7 @@ import dev.patchbay.launcher.field.FieldTools;
 import dev.patchbay.launcher.fleet.SimFleet;
 import dev.patchbay.launcher.gateway.EnvoyProcess;
 import dev.patchbay.launcher.load.AiperfRun;
+import dev.patchbay.router.DurationOption;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -76,11 +77,19 @@ public final class PeersBenchCommand implements Callable<Integer> {
                     + "default ${DEFAULT-VALUE}, coefficient of variation 2).")
     double burstySmoothness;
 
-    @Option(names = "--stage-duration", defaultValue = "60s", description = "Each stage (default ${DEFAULT-VALUE}).")
-    String stageDuration;
+    @Option(
+            names = "--stage-duration",
+            defaultValue = "60s",
+            converter = DurationOption.class,
+            description = "Each stage (default ${DEFAULT-VALUE}).")
+    Duration stageDuration;
 
-    @Option(names = "--warm-up", defaultValue = "20s", description = "Warm-up per setup (default ${DEFAULT-VALUE}).")
-    String warmUp;
+    @Option(
+            names = "--warm-up",
+            defaultValue = "20s",
+            converter = DurationOption.class,
+            description = "Warm-up per setup (default ${DEFAULT-VALUE}).")
+    Duration warmUp;
 
     @Option(
             names = "--setups",
@@ -112,7 +121,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
         PeersBench.Settings settings = settings();
         Map<String, String> versions = versions();
         System.err.println("peers benchmark: " + settings.setups().size() + " setups x "
-                + settings.stages().size() + " stages of " + stageDuration + ", " + servers + " servers; versions "
+                + settings.stages().size() + " stages of " + stageDuration.toSeconds() + " s, " + servers + " servers; versions "
                 + versions);
         PeersBench.Results results = new PeersBench(settings, out, System.err::println).run(versions);
         String markdown = PeersReport.markdown(results, commandLine());
@@ -132,7 +141,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
         }
         SimFleet.Settings fleet = new SimFleet.Settings(
                 servers, "bench", adapters, maxLoras, maxCpuLoras, maxNumSeqs, simLatencyMs, "384m");
-        Duration stage = Duration.parse("PT" + stageDuration.toUpperCase(Locale.ROOT));
+        Duration stage = stageDuration;
         List<PeersBench.Stage> stages = new ArrayList<>();
         for (double factor : factors) {
             stages.add(new PeersBench.Stage(
@@ -154,7 +163,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 chosen,
                 stages,
                 "poisson x1.00",
-                Duration.parse("PT" + warmUp.toUpperCase(Locale.ROOT)),
+                warmUp,
                 inputTokens,
                 outputTokens,
                 seed,
@@ -182,6 +191,6 @@ public final class PeersBenchCommand implements Callable<Integer> {
 
     private String commandLine() {
         return "patchbay bench-peers --servers " + servers + " --operating-rate " + operatingRate + " --stage-duration "
-                + stageDuration + (setups == null ? "" : " --setups " + String.join(",", setups));
+                + stageDuration.toSeconds() + "s" + (setups == null ? "" : " --setups " + String.join(",", setups));
     }
 }

@@ -11,6 +11,7 @@ import java.util.Map;
  * @param sentRate      what it sent
  * @param requests      requests of the stage
  * @param errors        of them failed
+ * @param served        requests the servers counted as done during the stage ({@code vllm:request_success_total})
  * @param throughput    completed requests per second
  * @param ttft          time to first token over the successful requests, ms
  * @param ttftByTier    the same per adapter tier (hot, warm, cold)
@@ -24,6 +25,7 @@ public record StageResult(
         double sentRate,
         int requests,
         int errors,
+        double served,
         double throughput,
         AiperfReport.Ttft ttft,
         Map<String, AiperfReport.Ttft> ttftByTier,
