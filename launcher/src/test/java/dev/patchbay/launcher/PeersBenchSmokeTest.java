@@ -59,14 +59,18 @@ class PeersBenchSmokeTest {
 
         PeersBench.Results results = new PeersBench(settings, dir, System.out::println).run(Map.of());
 
-        assertThat(results.stages()).extracting(StageResult::setup)
+        assertThat(results.stages())
+                .extracting(StageResult::setup)
                 .containsExactlyElementsOf(setups.stream().map(BenchSetup::id).toList());
         assertThat(results.stages()).allSatisfy(stage -> {
             assertThat(stage.requests()).as(stage.setup() + ": requests").isGreaterThan(20);
             assertThat(stage.errors()).as(stage.setup() + ": failed requests").isZero();
-            assertThat(stage.served()).as(stage.setup() + ": requests the servers counted").isEqualTo(stage.requests());
+            assertThat(stage.served())
+                    .as(stage.setup() + ": requests the servers counted")
+                    .isEqualTo(stage.requests());
         });
-        assertThat(results.addedLatency()).containsOnlyKeys(setups.stream().map(BenchSetup::id).toList());
+        assertThat(results.addedLatency())
+                .containsOnlyKeys(setups.stream().map(BenchSetup::id).toList());
         assertThat(Files.readString(dir.resolve("peers-bench.json"))).contains("\"served\"");
         assertThat(PeersReport.markdown(results, "smoke")).contains("| llm-d-lora |");
     }

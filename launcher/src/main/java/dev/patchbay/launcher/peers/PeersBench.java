@@ -105,7 +105,14 @@ public final class PeersBench {
                 Stage operating = operatingStage();
                 progress.accept(status(++step, steps, started, setup, "warm-up"));
                 if (!settings.warmUp().isZero()) {
-                    aiperf(aiperf, tokenizer, mix, front, operating.arrivals(), settings.warmUp(), dir.resolve("warm-up"))
+                    aiperf(
+                                    aiperf,
+                                    tokenizer,
+                                    mix,
+                                    front,
+                                    operating.arrivals(),
+                                    settings.warmUp(),
+                                    dir.resolve("warm-up"))
                             .run();
                 }
                 for (Stage stage : settings.stages()) {

@@ -121,7 +121,8 @@ public final class PeersBenchCommand implements Callable<Integer> {
         PeersBench.Settings settings = settings();
         Map<String, String> versions = versions();
         System.err.println("peers benchmark: " + settings.setups().size() + " setups x "
-                + settings.stages().size() + " stages of " + stageDuration.toSeconds() + " s, " + servers + " servers; versions "
+                + settings.stages().size() + " stages of " + stageDuration.toSeconds() + " s, " + servers
+                + " servers; versions "
                 + versions);
         PeersBench.Results results = new PeersBench(settings, out, System.err::println).run(versions);
         String markdown = PeersReport.markdown(results, commandLine());
@@ -159,15 +160,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 ? Arrays.asList(BenchSetup.values())
                 : setups.stream().map(BenchSetup::byId).toList();
         return new PeersBench.Settings(
-                fleet,
-                chosen,
-                stages,
-                "poisson x1.00",
-                warmUp,
-                inputTokens,
-                outputTokens,
-                seed,
-                probes);
+                fleet, chosen, stages, "poisson x1.00", warmUp, inputTokens, outputTokens, seed, probes);
     }
 
     private static Map<String, String> versions() throws IOException, InterruptedException {

@@ -41,7 +41,7 @@ public final class PickerShape {
         return switch (scorer) {
             case QueueScorer s -> "queue minSpread=" + s.minSpread() + (s.slotTurnover() ? " slotTurnover" : "");
             case KvCacheScorer s -> "kv-cache";
-            case LoraAffinityScorer s -> "lora-affinity";
+            case LoraAffinityScorer s -> "lora-affinity" + (s.distinctAdapters() ? " distinctAdapters" : "");
             case LoraResidencyScorer s -> "lora-residency " + s.scores();
             case PrefillQueueScorer s -> "prefill-queue minSpreadTokens=" + s.minSpreadTokens();
             case LoraBridgeScorer s -> "lora-bridge";

@@ -195,31 +195,46 @@ class ScorersTest {
 
     @Test
     void loraAffinityFollowsTheGatewayConstants() {
-        assertThat(LoraAffinityScorer.score(legacy(Set.of("sql", "a", "b"), Set.of(), 3), "sql"))
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("sql", "a", "b"), Set.of(), 3), "sql", false))
                 .isEqualTo(LoraAffinityScorer.ACTIVE)
                 .isEqualTo(1.0);
-        assertThat(LoraAffinityScorer.score(legacy(Set.of("a"), Set.of("sql"), 3), "sql"))
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a"), Set.of("sql"), 3), "sql", false))
                 .isEqualTo(LoraAffinityScorer.HAS_CAPACITY)
                 .isEqualTo(0.8);
-        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("sql"), 3), "sql"))
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("sql"), 3), "sql", false))
                 .isEqualTo(LoraAffinityScorer.WAITING)
                 .isEqualTo(0.6);
-        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of(), 3), "sql"))
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of(), 3), "sql", false))
                 .isEqualTo(LoraAffinityScorer.NONE)
                 .isEqualTo(0.0);
     }
 
     @Test
-    void loraAffinityCountsDistinctAdaptersInFlightAsSincePr2625() {
-        // vLLM writes the same names into both labels: two adapters in flight, not four, leave a third slot spare.
-        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("a", "b"), 3), "sql"))
+    void loraAffinityCountsBothListsAsLlmdsReleasedPickerDoes() {
+        // vLLM writes the same names into both labels: llm-d v0.9.2 sums the lengths, so two adapters look like four.
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("a", "b"), 3), "sql", false))
+                .isEqualTo(LoraAffinityScorer.NONE);
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a"), Set.of("a"), 3), "sql", false))
                 .isEqualTo(LoraAffinityScorer.HAS_CAPACITY);
-        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "sql"), Set.of("a", "b", "sql"), 3), "sql"))
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("a", "sql"), 3), "sql", false))
+                .isEqualTo(LoraAffinityScorer.WAITING);
+        // The scorer a profile builds without parameters is the released one.
+        double[] released = new LoraAffinityScorer()
+                .score(PickRequest.adapter("sql"), List.of(state(1, legacy(Set.of("a", "b"), Set.of("a", "b"), 3))));
+        assertThat(released).containsExactly(LoraAffinityScorer.NONE);
+    }
+
+    @Test
+    void loraAffinityWithDistinctAdaptersCountsEachOnceAsPr2625Describes() {
+        // Two adapters in flight, not four, leave a third slot spare.
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b"), Set.of("a", "b"), 3), "sql", true))
+                .isEqualTo(LoraAffinityScorer.HAS_CAPACITY);
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "sql"), Set.of("a", "b", "sql"), 3), "sql", true))
                 .isEqualTo(LoraAffinityScorer.ACTIVE);
-        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of("a", "b", "c"), 3), "sql"))
+        assertThat(LoraAffinityScorer.score(legacy(Set.of("a", "b", "c"), Set.of("a", "b", "c"), 3), "sql", true))
                 .isEqualTo(LoraAffinityScorer.NONE);
         // A base-model request is scored like any name on no list: spare capacity or nothing.
-        double[] base = new LoraAffinityScorer()
+        double[] base = new LoraAffinityScorer(true)
                 .score(
                         PickRequest.baseModel("base-8b"),
                         List.of(
@@ -236,7 +251,7 @@ class ScorersTest {
                 .slots(4, 1)
                 .resident("sql", AdapterResidency.IN_SLOT)
                 .build();
-        assertThat(LoraAffinityScorer.score(onlyResident, "sql")).isEqualTo(LoraAffinityScorer.NONE);
+        assertThat(LoraAffinityScorer.score(onlyResident, "sql", false)).isEqualTo(LoraAffinityScorer.NONE);
     }
 
     /** One endpoint for each placement, built from the new families. */

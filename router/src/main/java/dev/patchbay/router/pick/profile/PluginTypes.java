@@ -53,11 +53,11 @@ public final class PluginTypes {
                     KV_CACHE_SCORER,
                     List.of(),
                     p -> new ScorerPlugin(KV_CACHE_SCORER, KvCacheScorer.NAME, c -> new KvCacheScorer())),
-            new PluginType(
-                    LORA_AFFINITY_SCORER,
-                    List.of(),
-                    p -> new ScorerPlugin(
-                            LORA_AFFINITY_SCORER, LoraAffinityScorer.NAME, c -> new LoraAffinityScorer())),
+            new PluginType(LORA_AFFINITY_SCORER, List.of("distinctAdapters"), p -> {
+                boolean distinctAdapters = p.bool("distinctAdapters", false);
+                return new ScorerPlugin(
+                        LORA_AFFINITY_SCORER, LoraAffinityScorer.NAME, c -> new LoraAffinityScorer(distinctAdapters));
+            }),
             new PluginType(
                     LORA_RESIDENCY_SCORER, List.of("inSlot", "inHost", "freeSlot", "idleSlot", "allSlotsBusy"), p -> {
                         ResidencyScores d = ResidencyScores.DEFAULT;

@@ -76,7 +76,7 @@ class ProfileFileTest {
                 {"type": "prefill-queue-scorer", "parameters": {"minSpreadTokens": 1}},
                 {"type": "lora-load-state-scorer", "parameters": {"gpuResident": 0.9, "homeBonus": 0, "headroomBonus": 0.05}},
                 {"type": "lora-residency-scorer", "parameters": {"inSlot": 2, "inHost": 1}},
-                {"type": "lora-affinity-scorer"},
+                {"type": "lora-affinity-scorer", "parameters": {"distinctAdapters": true}},
                 {"type": "queue-scorer", "parameters": {"minSpread": 2, "slotTurnover": true}}
                 """, """
                 {"pluginRef": "lora-spread-filter"}, {"pluginRef": "lora-residency-filter"},
@@ -94,7 +94,7 @@ class ProfileFileTest {
                         "scorer lora-load-state Tiers[gpuResident=0.9, cpuResident=0.7, freeSlot=0.6, evictable=0.3, saturated=0.0, "
                                 + "homeBonus=0.0, headroomBonus=0.05] weight 1.5",
                         "scorer lora-residency ResidencyScores[inSlot=2.0, inHost=1.0, freeSlot=0.6, idleSlot=0.3, allSlotsBusy=0.0] weight 1.0",
-                        "scorer lora-affinity weight 0.001");
+                        "scorer lora-affinity distinctAdapters weight 0.001");
     }
 
     @Test
