@@ -61,6 +61,59 @@ class SchedulerTest {
         assertThat(f.last(b1).outputTokens()).isEqualTo(50);
     }
 
+    /**
+     * Deferred requests are the waiting ones the last pass to reach them skipped for their adapter; the rest of the
+     * queue waits for capacity. The count survives steps that do not look at the queue and drops with requests that
+     * leave it (an abort), so it never exceeds the queue.
+     */
+    @Test
+    void waitingRequestsSkippedForTheLoraBudgetAreDeferredTheRestWaitForCapacity() throws Exception {
+        EngineFixture f =
+                fixture(EngineFixture.config().maxLoras(1).maxCpuLoras(3).maxNumSeqs(3));
+        f.load("a");
+        f.load("b");
+        long a1 = f.submit("a", 8, 20);
+        long b1 = f.submit("b", 8, 20);
+        long base1 = f.submit(null, 8, 20);
+        long a2 = f.submit("a", 8, 20);
+        long base2 = f.submit(null, 8, 20);
+        f.step();
+
+        // b1 is skipped (the one slot holds "a"); the pass ends at max_num_seqs before it reaches base2.
+        assertThat(f.core.runningIds()).containsExactly(a1, base1, a2);
+        assertThat(f.core.waitingIds()).containsExactly(b1, base2);
+        assertThat(f.latest().numWaiting()).isEqualTo(2);
+        assertThat(f.latest().numWaitingDeferred()).isEqualTo(1);
+
+        // A step with max_num_seqs reached looks at no waiting request: b1 stays deferred.
+        f.step();
+        assertThat(f.latest().numWaitingDeferred()).isEqualTo(1);
+
+        // Aborted while deferred, b1 leaves the count with the queue.
+        f.core.abort(b1);
+        f.step();
+        assertThat(f.core.waitingIds()).containsExactly(base2);
+        assertThat(f.latest().numWaiting()).isEqualTo(1);
+        assertThat(f.latest().numWaitingDeferred()).isZero();
+
+        f.driver.runToCompletion();
+
+        // A request whose adapter is not yet in host memory is deferred while its load runs.
+        f.register("c");
+        long c = f.submit("c", 8, 5);
+        f.step();
+        assertThat(f.core.waitingIds()).containsExactly(c);
+        assertThat(f.latest().numWaitingDeferred()).isEqualTo(1);
+
+        f.driver.runToCompletion();
+        for (long id : new long[] {a1, base1, a2, base2, c})
+            assertThat(f.finished(id)).as("request " + id).isTrue();
+        assertThat(f.latest().numWaiting()).isZero();
+        assertThat(f.latest().numWaitingDeferred()).isZero();
+        assertThat(f.snapshots)
+                .allSatisfy(s -> assertThat(s.numWaitingDeferred()).isBetween(0, s.numWaiting()));
+    }
+
     @Test
     void anAdapterWaitingForHostMemoryDoesNotKeepTheSlotsFromTheResidentOnes() throws Exception {
         // Host memory holds a and b, both with requests waiting; c, at the head of the queue, can only be loaded

@@ -27,6 +27,21 @@ enum EngineFamily {
             Scope.ENGINE,
             List.of(),
             (s, rows, out) -> out.sample(s.numWaiting())),
+    /**
+     * vLLM's split of the waiting queue: {@code deferred}, requests the scheduler skipped for their adapter (the
+     * LoRA budget, or the adapter still loading); {@code capacity}, the rest. Both always written; they sum to
+     * {@code vllm:num_requests_waiting}.
+     */
+    NUM_REQUESTS_WAITING_BY_REASON(
+            "vllm:num_requests_waiting_by_reason",
+            MetricType.GAUGE,
+            "Number of requests waiting to be processed, by reason.",
+            Scope.ENGINE,
+            List.of("reason"),
+            (s, rows, out) -> {
+                out.sample(s.numWaiting() - s.numWaitingDeferred(), "capacity");
+                out.sample(s.numWaitingDeferred(), "deferred");
+            }),
     KV_CACHE_USAGE(
             "vllm:kv_cache_usage_perc",
             MetricType.GAUGE,

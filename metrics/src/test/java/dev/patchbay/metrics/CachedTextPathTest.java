@@ -223,6 +223,7 @@ class CachedTextPathTest {
     private static final Set<String> ROUTER_FAMILIES = Set.of(
             "vllm:num_requests_running",
             "vllm:num_requests_waiting",
+            "vllm:num_requests_waiting_by_reason",
             "vllm:kv_cache_usage_perc",
             "vllm:lora_requests_info",
             "vllm:lora_adapter_loaded",

@@ -110,6 +110,31 @@ class FamiliesTest {
                 .isEqualTo(1.0);
     }
 
+    /**
+     * vLLM's split of the waiting queue: both reasons always written, with and without LoRA, and they add up to
+     * {@code vllm:num_requests_waiting}.
+     */
+    @Test
+    void waitingByReasonSplitsTheWaitingQueueIntoCapacityAndDeferred() {
+        Page page = page(new Fixtures.Snap().running(3).waiting(5).deferred(2).build(), Fixtures.options(true));
+        assertFamily(page, "vllm:num_requests_waiting_by_reason", "gauge", Set.of("reason"));
+        assertThat(page.labelValues("vllm:num_requests_waiting_by_reason", "reason"))
+                .containsExactly("capacity", "deferred");
+        double capacity = page.value("vllm:num_requests_waiting_by_reason", "reason", "capacity");
+        double deferred = page.value(
+                "vllm:num_requests_waiting_by_reason", "reason", "deferred", "model_name", MODEL, "engine", "0");
+        assertThat(capacity).isEqualTo(3);
+        assertThat(deferred).isEqualTo(2);
+        assertThat(capacity + deferred).isEqualTo(page.value("vllm:num_requests_waiting"));
+        assertThat(page.helps().get("vllm:num_requests_waiting_by_reason"))
+                .isEqualTo("Number of requests waiting to be processed, by reason.");
+
+        Page idle = page(new Fixtures.Snap().lora(false).build(), Fixtures.options(false));
+        assertThat(idle.samples("vllm:num_requests_waiting_by_reason"))
+                .extracting(Page.Sample::value)
+                .containsExactly(0.0, 0.0);
+    }
+
     @Test
     void requestSuccessHasOneChildPerReasonFromTheStart() {
         EngineSnapshot s =

@@ -113,7 +113,7 @@ final class Fixtures {
     /** A snapshot builder; LoRA counts and legacy name lists follow from the adapters. */
     static final class Snap {
         long sequence = 1;
-        int running = 0, waiting = 0, kvUsed = 250;
+        int running = 0, waiting = 0, deferred = 0, kvUsed = 250;
         boolean prefixCaching = true;
         boolean lora = true;
         int maxLoras = 4, maxCpuLoras = 8;
@@ -134,6 +134,12 @@ final class Fixtures {
 
         Snap waiting(int v) {
             waiting = v;
+            return this;
+        }
+
+        /** Of the waiting requests, those deferred for their adapter. */
+        Snap deferred(int v) {
+            deferred = v;
             return this;
         }
 
@@ -208,6 +214,7 @@ final class Fixtures {
                     MODEL,
                     running,
                     waiting,
+                    deferred,
                     1000,
                     kvUsed,
                     16,

@@ -113,6 +113,8 @@ class InvariantsTest {
                     .sequence(sequence)
                     .running(running)
                     .waiting(waiting)
+                    // every waiting request here waits for its adapter's slot
+                    .deferred(waiting)
                     .counters(Fixtures.counters(sequence))
                     .adapters(listed)
                     .step(Fixtures.step(running, active.size(), List.of(), List.of(), done, List.of()))
@@ -141,6 +143,12 @@ class InvariantsTest {
                 .hasSize(s.lora().adapters().size());
         assertThat(runningSum).isLessThanOrEqualTo(page.value("vllm:num_requests_running"));
         assertThat(waitingSum).isLessThanOrEqualTo(page.value("vllm:num_requests_waiting"));
+        double capacity = page.value("vllm:num_requests_waiting_by_reason", "reason", "capacity");
+        double deferred = page.value("vllm:num_requests_waiting_by_reason", "reason", "deferred");
+        assertThat(deferred).as("deferred at %d", sequence).isEqualTo(s.numWaitingDeferred());
+        assertThat(capacity + deferred)
+                .as("by reason at %d", sequence)
+                .isEqualTo(page.value("vllm:num_requests_waiting"));
         assertThat(page.value("vllm:num_gpu_loaded_lora_adapters"))
                 .isLessThanOrEqualTo(page.value("vllm:max_gpu_lora_adapters"));
         String runningNames = page.samples("vllm:lora_requests_info").getFirst().label("running_lora_adapters");

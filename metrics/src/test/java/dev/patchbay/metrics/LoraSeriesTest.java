@@ -142,6 +142,7 @@ class LoraSeriesTest {
                 Fixtures.MODEL,
                 2,
                 3,
+                0,
                 1000,
                 0,
                 16,

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -165,6 +166,17 @@ class MetricsWorkloadTest {
             violations.add("adapter running sum exceeds total: " + running);
         if (sumWaiting > p.value("vllm:num_requests_waiting"))
             violations.add("adapter waiting sum exceeds total: " + waiting);
+        Map<String, Double> byReason = new HashMap<>();
+        for (PromPage.Sample s : p.all("vllm:num_requests_waiting_by_reason"))
+            byReason.merge(s.labels().get("reason"), s.value(), Double::sum);
+        if (!byReason.keySet().equals(Set.of("capacity", "deferred"))) {
+            violations.add("waiting by reason has reasons " + byReason.keySet());
+        } else if (byReason.get("capacity") < 0
+                || byReason.get("deferred") < 0
+                || byReason.get("capacity") + byReason.get("deferred") != p.value("vllm:num_requests_waiting")) {
+            violations.add("waiting by reason " + byReason + " does not add up to waiting "
+                    + p.value("vllm:num_requests_waiting"));
+        }
         if (p.value("vllm:num_gpu_loaded_lora_adapters") > p.value("vllm:max_gpu_lora_adapters")) {
             violations.add("more adapters in slots than slots");
         }

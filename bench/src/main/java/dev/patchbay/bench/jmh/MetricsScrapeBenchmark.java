@@ -266,6 +266,7 @@ public class MetricsScrapeBenchmark {
                 MODEL,
                 numRunning,
                 numWaiting,
+                0,
                 8192,
                 4000 + step,
                 16,

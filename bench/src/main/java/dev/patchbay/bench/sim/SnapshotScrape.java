@@ -33,6 +33,7 @@ public final class SnapshotScrape {
                 .ids(ids)
                 .modelName(s.modelName())
                 .waitingRequests(s.numWaiting())
+                .waitingDeferred(s.numWaitingDeferred())
                 .runningRequests(s.numRunning())
                 .kvCacheUsage(s.kvCacheUsage());
         LoraState lora = s.lora();

@@ -76,6 +76,7 @@ final class Snapshots {
                 "sim",
                 running,
                 waiting,
+                0,
                 total,
                 (int) Math.round(kvUsage * total),
                 16,

@@ -288,10 +288,12 @@ public final class EngineCore {
         adapters.admitFinishedLoads(loads, this::failAdapterRequests);
         if (adapters.completeUnloads()) dirty = true;
 
+        int deferred = scheduler.numDeferred();
         Scheduler.Plan plan = scheduler.schedule(now, loads);
         for (Consumer<Scheduler.Plan> l : planListeners) l.accept(plan);
         if (plan.isEmpty()) {
-            if (dirty || adapters.takeChanged() || !loads.isEmpty() || !finished.isEmpty()) {
+            boolean changed = dirty || scheduler.numDeferred() != deferred;
+            if (changed || adapters.takeChanged() || !loads.isEmpty() || !finished.isEmpty()) {
                 publish(new StepStats(false, 0, -1, List.of(), List.of(), takeFinished(), takeLoads()));
             }
             return null;

@@ -40,6 +40,9 @@ public final class Request {
     TokenLogprobs[] promptLogprobs;
 
     boolean promptLogprobsSent;
+    /** Waiting and deferred: the last schedule pass that reached it skipped it for its adapter (the scheduler's). */
+    boolean deferred;
+
     FinishReason finishReason;
     String error;
     OutputText text;

@@ -25,6 +25,13 @@ import java.util.Set;
  * while host memory has no room for it, since that room comes only from requests of resident adapters that run.
  * Blocks and cached prefixes come from the {@link KvCacheManager}; residency, slots and adapter counts are the
  * {@link AdapterRegistry}'s, told of every request that is queued, scheduled, preempted or gone.
+ *
+ * <p>Deferred requests (vLLM's skipped waiting queue, {@code reason="deferred"} of
+ * {@code vllm:num_requests_waiting_by_reason}): waiting requests that the last schedule pass to reach them skipped for
+ * their adapter, under the LoRA budget or while the adapter loads. A request stays deferred until a later pass reaches
+ * it again (and admits it, skips it again, or finds no KV blocks for it) or it leaves the queue; a pass that stops
+ * early, or does not look at the queue (a step that preempts, {@code max_num_seqs} reached), leaves the marks as they
+ * are, as vLLM leaves its skipped queue. The rest of the queue waits for capacity.
  */
 public final class Scheduler {
     /** Waiting requests whose adapters are fetched ahead of their turn. */
@@ -35,6 +42,9 @@ public final class Scheduler {
     private final AdapterRegistry adapters;
     final ArrayDeque<Request> waiting = new ArrayDeque<>();
     final ArrayList<Request> running = new ArrayList<>();
+    /** Waiting requests marked {@link Request#deferred}. */
+    private int numDeferred;
+
     private final EngineStats stats;
 
     /** One request's part of a step: {@code numTokens} tokens starting at its computed position. */
@@ -94,7 +104,9 @@ public final class Scheduler {
             while (!waiting.isEmpty() && budget > 0 && running.size() < config.maxNumSeqs()) {
                 Request r = waiting.peekFirst();
                 RegisteredAdapter a = r.adapter;
+                setDeferred(r, false);
                 if (a != null && !admissible(a, stepAdapters, loading)) {
+                    setDeferred(r, true);
                     skipped.addLast(waiting.pollFirst());
                     continue;
                 }
@@ -151,6 +163,12 @@ public final class Scheduler {
         }
     }
 
+    private void setDeferred(Request r, boolean deferred) {
+        if (r.deferred == deferred) return;
+        r.deferred = deferred;
+        numDeferred += deferred ? 1 : -1;
+    }
+
     /** Frees a running request's blocks and puts it back at the head of the queue, to be recomputed. */
     private void preempt(Request r) {
         kv.free(r.blocks);
@@ -168,6 +186,7 @@ public final class Scheduler {
             if (r.adapter != null) adapters.requestLeft(r.adapter, true);
         } else if (r.status == Request.Status.WAITING) {
             waiting.remove(r);
+            setDeferred(r, false);
             if (r.adapter != null) adapters.requestLeft(r.adapter, false);
         }
         kv.free(r.blocks);
@@ -184,5 +203,10 @@ public final class Scheduler {
 
     public int numWaiting() {
         return waiting.size();
+    }
+
+    /** Waiting requests deferred for their adapter (see the class comment); at most {@link #numWaiting()}. */
+    public int numDeferred() {
+        return numDeferred;
     }
 }

@@ -94,6 +94,7 @@ final class Snapshots {
                 config.servedModelName(),
                 scheduler.numRunning(),
                 scheduler.numWaiting(),
+                scheduler.numDeferred(),
                 kv.numBlocks(),
                 kv.numUsed(),
                 kv.blockSize(),

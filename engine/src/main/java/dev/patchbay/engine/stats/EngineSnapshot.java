@@ -7,6 +7,8 @@ package dev.patchbay.engine.stats;
  * @param sequence      increases by one per published snapshot
  * @param nanos         engine clock time of the snapshot
  * @param unixSeconds   wall time of the snapshot
+ * @param numWaitingDeferred waiting requests the scheduler skipped for their adapter (LoRA budget or adapter
+ *                    load); the others of {@code numWaiting} wait for capacity
  * @param lora          null when LoRA is disabled
  * @param lastStep      events since the previous snapshot
  */
@@ -17,6 +19,7 @@ public record EngineSnapshot(
         String modelName,
         int numRunning,
         int numWaiting,
+        int numWaitingDeferred,
         int kvBlocksTotal,
         int kvBlocksUsed,
         int blockSize,

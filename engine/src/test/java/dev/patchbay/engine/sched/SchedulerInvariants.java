@@ -18,8 +18,9 @@ import java.util.function.Consumer;
 /**
  * Checks the scheduler's invariants after every step is scheduled, on the engine thread: the token budget,
  * {@code max_num_seqs}, {@code max_loras} distinct adapters in a step (each in its own slot), KV blocks held exactly as
- * the cache counts them and never over-allocated, no request both running and waiting, and the adapter registry's
- * counts equal to the queues'.
+ * the cache counts them and never over-allocated, no request both running and waiting, the deferred count equal to
+ * the waiting requests marked deferred (and no running one marked), and the adapter registry's counts equal to the
+ * queues'.
  *
  * <p>{@link #attach} fails the step that broke one, in the thread that drives the engine (the virtual-clock tests);
  * {@link #collecting} keeps the violations for {@link #assertHeld} (an engine on its own thread).
@@ -87,6 +88,14 @@ public final class SchedulerInvariants implements Consumer<Scheduler.Plan> {
             if (r.status != Request.Status.WAITING) broken.add("request " + r.id + " waits with status " + r.status);
             if (r.blocks.numBlocks() > 0)
                 broken.add("waiting request " + r.id + " holds " + r.blocks.numBlocks() + " blocks");
+        }
+        int deferred = 0;
+        for (Request r : scheduler.waiting) if (r.deferred) deferred++;
+        for (Request r : scheduler.running)
+            if (r.deferred) broken.add("running request " + r.id + " is marked deferred");
+        if (deferred != scheduler.numDeferred()) {
+            broken.add(scheduler.numDeferred() + " requests counted deferred but " + deferred
+                    + " waiting ones are marked");
         }
         if (scheduler.running.size() > config.maxNumSeqs()) {
             broken.add(scheduler.running.size() + " requests running, over max_num_seqs " + config.maxNumSeqs());

@@ -129,6 +129,23 @@ class SchedulerInvariantsTest {
     }
 
     @Test
+    void aDeferredCountOffTheMarkedRequestsIsNamed() throws Exception {
+        EngineCore core = core(config().maxNumSeqs(1).build());
+        SchedulerInvariants checker = SchedulerInvariants.collecting(core);
+        submit(core, null, 8, 4, new AtomicInteger());
+        long id = submit(core, null, 8, 4, new AtomicInteger());
+        core.runStep();
+        assertThat(checker.check(emptyPlan())).isEmpty();
+        // A request leaving the queue without leaving the count is what this catches: the same mismatch.
+        core.scheduler().waiting.peekFirst().deferred = true;
+        assertThat(checker.check(emptyPlan())).contains("0 requests counted deferred but 1 waiting ones are marked");
+        core.scheduler().waiting.peekFirst().deferred = false;
+        core.scheduler().running.get(0).deferred = true;
+        assertThat(checker.check(emptyPlan()))
+                .anySatisfy(m -> assertThat(m).contains("is marked deferred").doesNotContain("request " + id));
+    }
+
+    @Test
     void aPlanOverTheTokenBudgetIsNamed() throws Exception {
         EngineCore core = core(config().maxNumBatchedTokens(16).build());
         SchedulerInvariants checker = SchedulerInvariants.collecting(core);

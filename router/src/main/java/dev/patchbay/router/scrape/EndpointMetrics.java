@@ -56,6 +56,16 @@ public final class EndpointMetrics {
         return page.kvCacheUsage();
     }
 
+    /** Whether the page had {@code vllm:num_requests_waiting_by_reason}. */
+    public boolean hasWaitingByReason() {
+        return page.hasWaitingByReason();
+    }
+
+    /** Waiting requests the server holds back for their adapter ({@code reason="deferred"}); 0 without the family. */
+    public int waitingDeferred() {
+        return page.waitingDeferred();
+    }
+
     public Set<String> activeAdapters() {
         return page.activeAdapters();
     }
@@ -310,6 +320,8 @@ public final class EndpointMetrics {
         private int waitingRequests;
         private int runningRequests;
         private double kvCacheUsage;
+        private boolean hasWaitingByReason;
+        private int waitingDeferred;
         private final Set<String> activeAdapters = new HashSet<>();
         private final Set<String> waitingAdapters = new HashSet<>();
         private int maxLora;
@@ -344,6 +356,13 @@ public final class EndpointMetrics {
 
         public Builder kvCacheUsage(double usage) {
             kvCacheUsage = usage;
+            return this;
+        }
+
+        /** Marks {@code vllm:num_requests_waiting_by_reason} present, with {@code n} deferred requests. */
+        public Builder waitingDeferred(int n) {
+            hasWaitingByReason = true;
+            waitingDeferred = n;
             return this;
         }
 
@@ -400,6 +419,8 @@ public final class EndpointMetrics {
                             waitingRequests,
                             runningRequests,
                             kvCacheUsage,
+                            hasWaitingByReason,
+                            waitingDeferred,
                             activeAdapters,
                             waitingAdapters,
                             maxLora,

@@ -80,6 +80,16 @@ public final class EndpointMetricsReader {
                 .waitingRequests(sumAsInt(page.samples(MetricFamilies.WAITING)))
                 .runningRequests(sumAsInt(page.samples(MetricFamilies.RUNNING)))
                 .kvCacheUsage(kvUsage(page));
+        List<Sample> byReason = page.samples(MetricFamilies.WAITING_BY_REASON);
+        if (!byReason.isEmpty()) {
+            List<Sample> deferred = new ArrayList<>();
+            for (Sample s : byReason) {
+                if (s.label("reason").equals("deferred")) {
+                    deferred.add(s);
+                }
+            }
+            out.waitingDeferred(sumAsInt(deferred));
+        }
         readLegacy(page, out);
         boolean hasNew = page.hasFamily(MetricFamilies.MAX_GPU_LORAS)
                 || page.hasFamily(MetricFamilies.LORA_LOADED)

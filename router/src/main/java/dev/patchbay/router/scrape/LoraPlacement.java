@@ -66,6 +66,11 @@ public enum LoraPlacement {
      * The legacy gauge shows activity only: an active adapter is in a slot; a waiting one is
      * about to be (counted like host memory); idle resident adapters are invisible, so their
      * slots count as free. A server without the family has loaded no adapter yet.
+     *
+     * <p>The scheduler's own word comes first: requests deferred there ({@code reason="deferred"}
+     * of {@code vllm:num_requests_waiting_by_reason}) were held back because the step's adapters
+     * already filled {@code max_loras}, so an adapter not running or waiting there would wait for a
+     * slot too, however many free ones the legacy gauge's names, written in whole seconds, suggest.
      */
     private static LoraPlacement fromLegacy(EndpointMetrics m, String adapter) {
         if (m.activeAdapters().contains(adapter)) {
@@ -73,6 +78,9 @@ public enum LoraPlacement {
         }
         if (m.waitingAdapters().contains(adapter)) {
             return IN_HOST;
+        }
+        if (m.waitingDeferred() > 0) {
+            return ALL_SLOTS_BUSY;
         }
         if (m.maxLora() <= 0) {
             return FREE_SLOT;

@@ -9,6 +9,9 @@ import java.util.stream.Collectors;
 /** The metric families the router reads, and the scrape query that asks for only those. */
 public final class MetricFamilies {
     public static final String WAITING = "vllm:num_requests_waiting";
+    /** vLLM's split of the waiting queue, {@code reason="capacity"} and {@code reason="deferred"}. */
+    public static final String WAITING_BY_REASON = "vllm:num_requests_waiting_by_reason";
+
     public static final String RUNNING = "vllm:num_requests_running";
     public static final String KV_USAGE = "vllm:kv_cache_usage_perc";
     /** vLLM's name for KV usage before it was renamed; still served by older versions. */
@@ -23,6 +26,7 @@ public final class MetricFamilies {
 
     public static final List<String> ALL = List.of(
             WAITING,
+            WAITING_BY_REASON,
             RUNNING,
             KV_USAGE,
             KV_USAGE_OLD,

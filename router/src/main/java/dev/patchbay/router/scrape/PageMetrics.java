@@ -13,6 +13,9 @@ import java.util.Set;
  * @param waitingRequests    {@code vllm:num_requests_waiting}
  * @param runningRequests    {@code vllm:num_requests_running}
  * @param kvCacheUsage       {@code vllm:kv_cache_usage_perc}, 0..1
+ * @param hasWaitingByReason true when {@code vllm:num_requests_waiting_by_reason} was on the page
+ * @param waitingDeferred    its {@code reason="deferred"} samples: waiting requests the server's scheduler held back
+ *                           for their adapter (LoRA budget); 0 when the family is missing
  * @param activeAdapters     legacy gauge: {@code running_lora_adapters}
  * @param waitingAdapters    legacy gauge: {@code waiting_lora_adapters}
  * @param maxLora            legacy gauge: {@code max_lora}; 0 when the family is missing
@@ -29,6 +32,8 @@ public record PageMetrics(
         int waitingRequests,
         int runningRequests,
         double kvCacheUsage,
+        boolean hasWaitingByReason,
+        int waitingDeferred,
         Set<String> activeAdapters,
         Set<String> waitingAdapters,
         int maxLora,
@@ -81,6 +86,8 @@ public record PageMetrics(
                 waitingRequests + (running ? 0 : 1),
                 runningRequests + (running ? 1 : 0),
                 kvCacheUsage,
+                hasWaitingByReason,
+                waitingDeferred,
                 running ? names : activeAdapters,
                 running ? waitingAdapters : names,
                 maxLora,

@@ -166,6 +166,44 @@ class BuiltInProfilesTest {
     }
 
     /**
+     * A vLLM server has no residency families, and its legacy gauge can show a free slot it does not have; requests
+     * its scheduler deferred for the LoRA budget say its slots are full. Without that, the shorter queue (port 1)
+     * would take a request for an adapter it does not hold and the request would wait there for a slot.
+     */
+    @Test
+    void patchbaySendsANewAdapterPastAVllmServerThatDefersForTheLoraBudget() {
+        EndpointState deferring = state(
+                1,
+                EndpointMetrics.builder()
+                        .waitingRequests(2)
+                        .runningRequests(4)
+                        .kvCacheUsage(0.3)
+                        .waitingDeferred(2)
+                        .activeAdapters(Set.of("a"))
+                        .maxLora(2)
+                        .build());
+        EndpointState notDeferring = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(3)
+                        .runningRequests(4)
+                        .kvCacheUsage(0.3)
+                        .waitingDeferred(0)
+                        .activeAdapters(Set.of("a"))
+                        .maxLora(2)
+                        .build());
+        PickResult pick = profile(Profiles.PATCHBAY).pick(SQL, List.of(deferring, notDeferring));
+        assertThat(pick.best().endpoint().port()).isEqualTo(2);
+        assertThat(profile(Profiles.PATCHBAY)
+                        .pick(PickRequest.adapter("a"), List.of(deferring, notDeferring))
+                        .best()
+                        .endpoint()
+                        .port())
+                .as("the adapter running there still goes to the shorter queue")
+                .isEqualTo(1);
+    }
+
+    /**
      * Patchbay's lora-spread: a hot adapter whose only home has a long queue, while another endpoint with a short
      * queue holds an adapter held elsewhere too, gets that endpoint drained for it once the overload has lasted; the
      * drain moves only as requests are sent, not as picks look.

@@ -470,6 +470,36 @@ class ScorersTest {
     }
 
     @Test
+    void legacyOnlyEndpointsDeferringForTheLoraBudgetHaveNoSlotForANewAdapter() {
+        EndpointMetrics deferring = EndpointMetrics.builder()
+                .activeAdapters(Set.of("a"))
+                .waitingAdapters(Set.of("b"))
+                .maxLora(4)
+                .waitingDeferred(3)
+                .build();
+        assertThat(LoraPlacement.of(deferring, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+        assertThat(LoraPlacement.of(deferring, "a")).isEqualTo(LoraPlacement.IN_SLOT);
+        assertThat(LoraPlacement.of(deferring, "b")).isEqualTo(LoraPlacement.IN_HOST);
+        EndpointMetrics withoutLegacyGauge =
+                EndpointMetrics.builder().waitingDeferred(1).build();
+        assertThat(LoraPlacement.of(withoutLegacyGauge, "sql")).isEqualTo(LoraPlacement.ALL_SLOTS_BUSY);
+        EndpointMetrics noneDeferred = EndpointMetrics.builder()
+                .activeAdapters(Set.of("a"))
+                .maxLora(4)
+                .waitingDeferred(0)
+                .build();
+        assertThat(LoraPlacement.of(noneDeferred, "sql")).isEqualTo(LoraPlacement.FREE_SLOT);
+        // The residency families, where present, decide alone.
+        EndpointMetrics resident = EndpointMetrics.builder()
+                .slots(2, 1)
+                .resident("a", AdapterResidency.IN_SLOT)
+                .adapterRunning("a", 1)
+                .waitingDeferred(2)
+                .build();
+        assertThat(LoraPlacement.of(resident, "sql")).isEqualTo(LoraPlacement.FREE_SLOT);
+    }
+
+    @Test
     void baseModelRequestsScoreLoraNeutrally() {
         PickRequest base = PickRequest.baseModel("base-8b");
         List<EndpointState> states = onePerPlacement();

@@ -148,6 +148,36 @@ class EndpointMetricsReaderTest {
     }
 
     @Test
+    void readsDeferredRequestsFromVllmsWaitingByReason() throws Exception {
+        EndpointMetrics m = reader.read("""
+                # HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+                # TYPE vllm:num_requests_waiting gauge
+                vllm:num_requests_waiting{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 5.0
+                # HELP vllm:num_requests_waiting_by_reason Number of requests waiting to be processed, by reason.
+                # TYPE vllm:num_requests_waiting_by_reason gauge
+                vllm:num_requests_waiting_by_reason{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct",reason="capacity"} 3.0
+                vllm:num_requests_waiting_by_reason{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct",reason="deferred"} 2.0
+                """);
+        assertThat(m.hasWaitingByReason()).isTrue();
+        assertThat(m.waitingDeferred()).isEqualTo(2);
+        assertThat(m.waitingRequests()).isEqualTo(5);
+        assertThat(m.hasResidencyFamilies()).isFalse();
+
+        // Data parallel: one series per engine, summed as the queues are.
+        EndpointMetrics twoEngines = reader.read("""
+                vllm:num_requests_waiting_by_reason{engine="0",model_name="m",reason="deferred"} 1.0
+                vllm:num_requests_waiting_by_reason{engine="1",model_name="m",reason="capacity"} 4.0
+                vllm:num_requests_waiting_by_reason{engine="1",model_name="m",reason="deferred"} 3.0
+                """);
+        assertThat(twoEngines.waitingDeferred()).isEqualTo(4);
+
+        EndpointMetrics without = reader.read("vllm:num_requests_waiting{model_name=\"m\"} 1\n");
+        assertThat(without.hasWaitingByReason()).isFalse();
+        assertThat(without.waitingDeferred()).isZero();
+        assertThat(MetricFamilies.QUERY).contains("name%5B%5D=vllm%3Anum_requests_waiting_by_reason");
+    }
+
+    @Test
     void missingLegacyFamilyMeansNoAdapters() throws Exception {
         EndpointMetrics m = reader.read("vllm:num_requests_waiting{model_name=\"m\"} 1\n");
         assertThat(m.activeAdapters()).isEmpty();
