@@ -145,7 +145,7 @@ public final class ConformanceKit {
                     "no warm-up request was answered: " + warmUp.getFirst().problem()));
             return results;
         }
-        boolean slotCounters = pages.allHave("vllm:lora_cache_lookups_total");
+        boolean slotCounters = pages.read().allHave("vllm:lora_cache_lookups_total");
         Counters before = Counters.read(pages, slotCounters);
         List<Answer> measured = new ArrayList<>();
         for (Kind kind : Kind.values()) {
@@ -237,15 +237,16 @@ public final class ConformanceKit {
     /** The servers' own counters at one moment. */
     private record Counters(double successes, double slotLookups, double slotHits, double storageLoads) {
         static Counters read(ServerPages pages, boolean slotCounters) throws IOException, InterruptedException {
-            double successes = pages.total("vllm:request_success_total", "");
+            ServerPages.Snapshot now = pages.read();
+            double successes = now.total("vllm:request_success_total");
             if (!slotCounters) {
                 return new Counters(successes, 0, 0, 0);
             }
             return new Counters(
                     successes,
-                    pages.total("vllm:lora_cache_lookups_total", "level=\"gpu\""),
-                    pages.total("vllm:lora_cache_hits_total", "level=\"gpu\""),
-                    pages.total("vllm:lora_adapter_loads_total", "source=\"disk\""));
+                    now.total("vllm:lora_cache_lookups_total", "level", "gpu"),
+                    now.total("vllm:lora_cache_hits_total", "level", "gpu"),
+                    now.total("vllm:lora_adapter_loads_total", "source", "disk"));
         }
     }
 

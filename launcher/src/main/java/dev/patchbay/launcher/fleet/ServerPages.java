@@ -1,12 +1,17 @@
 package dev.patchbay.launcher.fleet;
 
 import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.prom.MalformedPageException;
+import dev.patchbay.router.prom.MetricsPage;
+import dev.patchbay.router.prom.PrometheusTextParser;
+import dev.patchbay.router.prom.Sample;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -14,6 +19,8 @@ import java.util.List;
  * servers' own counters, never by the picker's word.
  */
 public final class ServerPages {
+    private static final PrometheusTextParser PARSER = new PrometheusTextParser();
+
     private final HttpClient http;
     private final List<Endpoint> servers;
 
@@ -26,8 +33,16 @@ public final class ServerPages {
         return servers;
     }
 
-    /** One server's page. */
-    public String page(Endpoint server) throws IOException, InterruptedException {
+    /** Every server's page, each read once, so that counters taken together come from the same moment. */
+    public Snapshot read() throws IOException, InterruptedException {
+        List<MetricsPage> pages = new ArrayList<>(servers.size());
+        for (Endpoint server : servers) {
+            pages.add(page(server));
+        }
+        return new Snapshot(pages);
+    }
+
+    private MetricsPage page(Endpoint server) throws IOException, InterruptedException {
         HttpResponse<String> answer = http.send(
                 HttpRequest.newBuilder(URI.create("http://" + server.address() + "/metrics"))
                         .timeout(Duration.ofSeconds(10))
@@ -36,39 +51,36 @@ public final class ServerPages {
         if (answer.statusCode() != 200) {
             throw new IOException(server.address() + "/metrics answered " + answer.statusCode());
         }
-        return answer.body();
-    }
-
-    /** Over every server, the sum of {@code family}'s samples whose labels contain {@code label} (any when empty). */
-    public double total(String family, String label) throws IOException, InterruptedException {
-        double sum = 0;
-        for (Endpoint server : servers) {
-            sum += sum(page(server), family, label);
+        try {
+            return PARSER.parse(answer.body());
+        } catch (MalformedPageException e) {
+            throw new IOException(server.address() + "/metrics: " + e.getMessage(), e);
         }
-        return sum;
     }
 
-    /** Whether every server's page has {@code family}. */
-    public boolean allHave(String family) throws IOException, InterruptedException {
-        for (Endpoint server : servers) {
-            if (page(server).lines().noneMatch(line -> isSample(line, family))) {
-                return false;
+    /** The servers' pages at one moment. */
+    public record Snapshot(List<MetricsPage> pages) {
+        /** Over every server, the sum of {@code sample}'s values. */
+        public double total(String sample) {
+            return total(sample, null, null);
+        }
+
+        /** Over every server, the sum of {@code sample}'s values whose label {@code label} is {@code value}. */
+        public double total(String sample, String label, String value) {
+            double sum = 0;
+            for (MetricsPage page : pages) {
+                for (Sample s : page.samples(sample)) {
+                    if (label == null || value.equals(s.label(label))) {
+                        sum += s.value();
+                    }
+                }
             }
+            return sum;
         }
-        return true;
-    }
 
-    public static double sum(String page, String family, String label) {
-        double sum = 0;
-        for (String line : page.lines().toList()) {
-            if (isSample(line, family) && line.contains(label)) {
-                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
+        /** Whether every server's page has samples of {@code sample}. */
+        public boolean allHave(String sample) {
+            return pages.stream().allMatch(page -> !page.samples(sample).isEmpty());
         }
-        return sum;
-    }
-
-    private static boolean isSample(String line, String family) {
-        return line.startsWith(family + "{") || line.startsWith(family + " ");
     }
 }

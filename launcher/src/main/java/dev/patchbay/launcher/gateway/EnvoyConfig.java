@@ -121,16 +121,8 @@ public final class EnvoyConfig {
 
     /** The shipped configuration with {@code gateway}'s addresses, as YAML Envoy reads. */
     public static String render(Gateway gateway) {
-        ObjectNode config = shipped().root.deepCopy();
-        EnvoyConfig filled = new EnvoyConfig(config);
-        setAddress(
-                (ObjectNode) config.path("admin").path("address").path("socket_address"),
-                "127.0.0.1",
-                gateway.adminPort());
-        setAddress(
-                (ObjectNode) filled.listener().path("address").path("socket_address"),
-                gateway.listenHost(),
-                gateway.listenPort());
+        EnvoyConfig filled = withFrontDoor(gateway.adminPort(), gateway.listenHost(), gateway.listenPort());
+        ObjectNode config = (ObjectNode) filled.root;
         ((ObjectNode) filled.extProc()).put("failure_mode_allow", gateway.failureMode() == FailureMode.FAIL_OPEN);
 
         ObjectNode pickerEndpoint = (ObjectNode) filled.cluster("picker")
@@ -157,16 +149,8 @@ public final class EnvoyConfig {
      * cluster so that the two paths differ only in how a server is chosen.
      */
     public static String render(RoundRobin gateway) {
-        ObjectNode config = shipped().root.deepCopy();
-        EnvoyConfig filled = new EnvoyConfig(config);
-        setAddress(
-                (ObjectNode) config.path("admin").path("address").path("socket_address"),
-                "127.0.0.1",
-                gateway.adminPort());
-        setAddress(
-                (ObjectNode) filled.listener().path("address").path("socket_address"),
-                gateway.listenHost(),
-                gateway.listenPort());
+        EnvoyConfig filled = withFrontDoor(gateway.adminPort(), gateway.listenHost(), gateway.listenPort());
+        ObjectNode config = (ObjectNode) filled.root;
         removeIf(
                 filled.connectionManager().path("http_filters"),
                 f -> EXT_PROC_FILTER.equals(f.path("name").asText()));
@@ -184,6 +168,15 @@ public final class EnvoyConfig {
                 c -> List.of("picker", PICKED_CLUSTER).contains(c.path("name").asText()));
         filled.setPool(gateway.pool());
         return write(config);
+    }
+
+    /** A copy of the shipped configuration with its admin and listener addresses set. */
+    private static EnvoyConfig withFrontDoor(int adminPort, String listenHost, int listenPort) {
+        ObjectNode config = shipped().root.deepCopy();
+        EnvoyConfig filled = new EnvoyConfig(config);
+        setAddress((ObjectNode) config.path("admin").path("address").path("socket_address"), "127.0.0.1", adminPort);
+        setAddress((ObjectNode) filled.listener().path("address").path("socket_address"), listenHost, listenPort);
+        return filled;
     }
 
     private void setPool(List<Endpoint> pool) {

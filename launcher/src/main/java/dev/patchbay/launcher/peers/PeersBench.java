@@ -143,9 +143,7 @@ public final class PeersBench {
             Stage stage,
             Path dir)
             throws IOException, InterruptedException {
-        double servedBefore = pages.total("vllm:request_success_total", "");
-        double loadsBefore = pages.total("vllm:lora_adapter_loads_total", "source=\"disk\"");
-        double evictionsBefore = pages.total("vllm:lora_adapter_evictions_total", "level=\"gpu\"");
+        ServerPages.Snapshot before = pages.read();
         Path artifacts = aiperf(
                         aiperf,
                         tokenizer,
@@ -155,10 +153,11 @@ public final class PeersBench {
                         stage.duration(),
                         dir.resolve(stage.name().replaceAll("[^a-zA-Z0-9.]+", "-")))
                 .run();
-        double loads = pages.total("vllm:lora_adapter_loads_total", "source=\"disk\"") - loadsBefore;
-        double evictions = pages.total("vllm:lora_adapter_evictions_total", "level=\"gpu\"") - evictionsBefore;
+        ServerPages.Snapshot after = pages.read();
+        double loads = storageLoads(after) - storageLoads(before);
+        double evictions = slotEvictions(after) - slotEvictions(before);
         AiperfReport report = AiperfReport.read(artifacts);
-        double served = awaitServed(pages, servedBefore, report.requests() - report.errors());
+        double served = awaitServed(pages, before.total(SUCCESSES), report.requests() - report.errors());
         Map<String, AiperfReport.Ttft> tiers = new LinkedHashMap<>();
         for (Map.Entry<String, List<String>> tier : tiers(mix).entrySet()) {
             tiers.put(tier.getKey(), report.ttftOf(tier.getValue()));
@@ -178,17 +177,27 @@ public final class PeersBench {
                 evictions);
     }
 
+    private static final String SUCCESSES = "vllm:request_success_total";
+
+    private static double storageLoads(ServerPages.Snapshot pages) {
+        return pages.total("vllm:lora_adapter_loads_total", "source", "disk");
+    }
+
+    private static double slotEvictions(ServerPages.Snapshot pages) {
+        return pages.total("vllm:lora_adapter_evictions_total", "level", "gpu");
+    }
+
     /**
      * The servers' count of finished requests since {@code before}, once it reaches {@code expected} or stops
      * growing: a server counts a request as its answer ends, a moment after the client has it.
      */
     private static double awaitServed(ServerPages pages, double before, int expected)
             throws IOException, InterruptedException {
-        double served = pages.total("vllm:request_success_total", "") - before;
+        double served = pages.read().total(SUCCESSES) - before;
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (served < expected && System.nanoTime() < deadline) {
             Thread.sleep(50); // a poll bounded by the deadline
-            served = pages.total("vllm:request_success_total", "") - before;
+            served = pages.read().total(SUCCESSES) - before;
         }
         return served;
     }

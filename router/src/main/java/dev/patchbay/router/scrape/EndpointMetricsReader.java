@@ -82,13 +82,9 @@ public final class EndpointMetricsReader {
                 .kvCacheUsage(kvUsage(page));
         List<Sample> byReason = page.samples(MetricFamilies.WAITING_BY_REASON);
         if (!byReason.isEmpty()) {
-            List<Sample> deferred = new ArrayList<>();
-            for (Sample s : byReason) {
-                if (s.label("reason").equals("deferred")) {
-                    deferred.add(s);
-                }
-            }
-            out.waitingDeferred(sumAsInt(deferred));
+            out.waitingDeferred(sumAsInt(byReason.stream()
+                    .filter(s -> s.label("reason").equals("deferred"))
+                    .toList()));
         }
         readLegacy(page, out);
         boolean hasNew = page.hasFamily(MetricFamilies.MAX_GPU_LORAS)
