@@ -85,6 +85,11 @@ public final class Engine implements AutoCloseable {
         return core.loadAdapter(name, path, pinned, true);
     }
 
+    /** Brings a registered adapter into host memory ahead of demand; see {@link EngineCore#preloadAdapter}. */
+    public CompletableFuture<RegisteredAdapter> preloadAdapter(String name) throws AdapterException {
+        return core.preloadAdapter(name);
+    }
+
     public CompletableFuture<Void> unloadAdapter(String name) throws AdapterException {
         return core.unloadAdapter(name);
     }

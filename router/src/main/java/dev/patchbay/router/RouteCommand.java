@@ -97,6 +97,14 @@ public final class RouteCommand implements Callable<Integer> {
                     + "too. Needs --ext-proc-port. Off unless given.")
     Integer grpcHealthPort;
 
+    @Option(
+            names = "--placement",
+            paramLabel = "on|off",
+            description = "Place adapters across the servers: load an adapter's homes ahead of demand and release "
+                    + "surplus copies through the servers' /v1/load_lora_adapter and /v1/unload_lora_adapter "
+                    + "(docs/placement.md). Default: placement.enabled in --config, else on.")
+    String placement;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -151,6 +159,13 @@ public final class RouteCommand implements Callable<Integer> {
             routerConfig = config == null ? RouterConfig.DEFAULT : RouterConfig.read(config);
         } catch (IOException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());
+        }
+        if (placement != null) {
+            if (!placement.equals("on") && !placement.equals("off")) {
+                throw new CommandLine.ParameterException(
+                        commandLine(), "--placement must be on or off, got '" + placement + "'");
+            }
+            routerConfig = routerConfig.withPlacementOn(placement.equals("on"));
         }
         try {
             return RouterOptions.builder(source)

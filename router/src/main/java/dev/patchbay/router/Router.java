@@ -1,10 +1,17 @@
 package dev.patchbay.router;
 
 import dev.patchbay.router.config.ModelRewriter;
+import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.extproc.ExtProcServer;
 import dev.patchbay.router.extproc.ExtProcService;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.LoraSpreadFilter;
+import dev.patchbay.router.place.HttpAdapterAdmin;
+import dev.patchbay.router.place.Placement;
+import dev.patchbay.router.place.PlacementController;
+import dev.patchbay.router.place.PlacementJson;
+import dev.patchbay.router.place.Placements;
+import dev.patchbay.router.place.PoolFleet;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.MetricsFetcher;
 import dev.patchbay.router.pool.ModelsFetcher;
@@ -21,6 +28,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpClient;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,6 +44,11 @@ public final class Router implements AutoCloseable {
     private final EndpointPicker picker;
     private final RequestLifecycle lifecycle;
     private final ProxyHandler proxy;
+    /** Null with placement off. */
+    private final PlacementController placement;
+    /** A load from storage may take a while; an admin call that hangs longer is given up. */
+    private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+
     private WebServer server;
     private ExtProcServer extProc;
 
@@ -63,7 +76,21 @@ public final class Router implements AutoCloseable {
             pool.learnServedModels(new ModelsFetcher(scrapeClient, listInterval)::fetch, listInterval);
         }
         metrics.watch(pool);
-        picker = options.config().createPicker(random);
+        RouterConfig.PlacementConfig placementConfig = options.config().effectivePlacement();
+        if (placementConfig.on()) {
+            Map<String, String> configured = placementConfig.adapterPaths();
+            placement = new PlacementController(
+                    placementConfig.settings(),
+                    Placements.create(placementConfig.algorithmName()),
+                    () -> PoolFleet.read(pool, PoolFleet.paths(pool, configured)),
+                    new HttpAdapterAdmin(scrapeClient, ADMIN_TIMEOUT),
+                    () -> PoolFleet.paths(pool, configured),
+                    System::nanoTime);
+            metrics.watch(placement);
+        } else {
+            placement = null;
+        }
+        picker = options.config().createPicker(random, placement == null ? () -> Placement.NONE : placement::placement);
         for (var filter : picker.filters()) {
             if (filter instanceof LoraSpreadFilter spread) {
                 metrics.watch(spread);
@@ -71,6 +98,9 @@ public final class Router implements AutoCloseable {
         }
         ModelRewriter rewriter = new ModelRewriter(options.config().rewrites(), random);
         lifecycle = new RequestLifecycle(pool, picker, options.config(), rewriter);
+        if (placement != null) {
+            lifecycle.placeWith(placement);
+        }
         metrics.watch(lifecycle);
         proxy = new ProxyHandler(pool, lifecycle, proxyClient, metrics);
     }
@@ -110,6 +140,10 @@ public final class Router implements AutoCloseable {
                             }
                         })
                         .get("/health", (req, res) -> res.send("ok"))
+                        .get("/admin/placement", (req, res) -> {
+                            res.header("Content-Type", "application/json");
+                            res.send(PlacementJson.write(placement));
+                        })
                         .any(proxy::handleUnknownPath))
                 .build()
                 .start();
@@ -190,6 +224,11 @@ public final class Router implements AutoCloseable {
 
     public EndpointPicker picker() {
         return picker;
+    }
+
+    /** The placement controller, or null with placement off. */
+    public PlacementController placement() {
+        return placement;
     }
 
     public synchronized void stop() {

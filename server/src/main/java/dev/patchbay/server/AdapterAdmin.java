@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.patchbay.engine.Engine;
 import dev.patchbay.engine.ModelTarget;
 import dev.patchbay.engine.adapter.AdapterException;
+import dev.patchbay.engine.adapter.RegisteredAdapter;
 import dev.patchbay.server.http.ApiException;
 import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
@@ -29,9 +30,9 @@ final class AdapterAdmin {
         String name = JsonFields.string(body.get("lora_name"), "lora_name");
         String path = JsonFields.string(body.get("lora_path"), "lora_path");
         boolean pinned = JsonFields.bool(body.get("pinned"), "pinned", false);
-        JsonFields.bool(
-                body.get("load_inplace"),
-                "load_inplace"); // vLLM's field, checked only: a loaded name is a conflict here
+        // vLLM reloads a loaded adapter's weights in place; here the weights of a name never change, so it brings the
+        // adapter into host memory ahead of demand (a placement controller's preload), and answers once it is there.
+        boolean inPlace = JsonFields.bool(body.get("load_inplace"), "load_inplace", false);
         if (name == null || name.isBlank() || path == null || path.isBlank()) {
             throw ApiException.badRequest("Both 'lora_name' and 'lora_path' must be provided.");
         }
@@ -40,7 +41,12 @@ final class AdapterAdmin {
         }
         CompletableFuture<?> load;
         try {
-            load = engine.loadAdapter(name, paths.confine(path), pinned);
+            RegisteredAdapter registered = inPlace ? engine.core().adapter(name) : null;
+            if (registered != null && !registered.spec().path().equals(paths.confine(path))) {
+                throw ApiException.badRequest("The lora adapter '" + name + "' is loaded from "
+                        + registered.spec().path() + "; load_inplace cannot change its path.");
+            }
+            load = registered != null ? engine.preloadAdapter(name) : engine.loadAdapter(name, paths.confine(path), pinned);
         } catch (AdapterException e) {
             throw EngineErrors.of(e);
         }

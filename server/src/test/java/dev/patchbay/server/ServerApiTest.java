@@ -2,6 +2,8 @@ package dev.patchbay.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.patchbay.engine.stats.AdapterState;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.patchbay.engine.sim.SimTokenizer;
 import dev.patchbay.testkit.Await;
@@ -266,6 +268,30 @@ class ServerApiTest {
         assertThat(unloaded.body()).isEqualTo("Success: LoRA adapter 'gamma' removed successfully.");
         assertError(h.post("/v1/completions", "{\"model\":\"gamma\",\"prompt\":\"x\"}"), 404, "does not exist");
         assertError(h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"gamma\"}"), 404, "cannot be found");
+    }
+
+    @Test
+    void loadInPlaceBringsARegisteredAdapterIntoHostMemory() throws Exception {
+        Path delta = ServerHarness.writeAdapter(dir, "delta");
+        h.server.engine().core().loadAdapter("delta", delta, false, false).join();
+        assertThat(h.server.engine().core().adapter("delta").level()).isEqualTo(AdapterState.Level.NONE);
+
+        var preloaded = h.post(
+                "/v1/load_lora_adapter",
+                "{\"lora_name\":\"delta\",\"lora_path\":\"" + delta + "\",\"load_inplace\":true}");
+        assertThat(preloaded.statusCode()).isEqualTo(200);
+        // The answer comes once the adapter is resident.
+        assertThat(h.server.engine().core().adapter("delta").level()).isNotEqualTo(AdapterState.Level.NONE);
+
+        Path other = ServerHarness.writeAdapter(dir, "delta-elsewhere");
+        assertError(
+                h.post(
+                        "/v1/load_lora_adapter",
+                        "{\"lora_name\":\"delta\",\"lora_path\":\"" + other + "\",\"load_inplace\":true}"),
+                400,
+                "cannot change its path");
+        assertThat(h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"delta\"}").statusCode())
+                .isEqualTo(200);
     }
 
     @Test

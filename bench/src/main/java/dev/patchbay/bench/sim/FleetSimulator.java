@@ -15,7 +15,14 @@ import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.pick.profile.PluginContext;
 import dev.patchbay.router.pick.profile.ProfileFile;
+import dev.patchbay.router.place.AdapterAdmin;
+import dev.patchbay.router.place.Placement;
+import dev.patchbay.router.place.PlacementController;
+import dev.patchbay.router.place.PlacementSettings;
+import dev.patchbay.router.place.Placements;
+import dev.patchbay.router.place.PoolFleet;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.router.pool.EndpointStatus;
@@ -34,6 +41,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.DoubleConsumer;
 
 /**
@@ -71,6 +79,12 @@ public final class FleetSimulator implements AutoCloseable {
     private final ProfileFile profileFile;
 
     private final Path adapterDir;
+    /** Independent routers in front of the fleet, requests split among them round-robin. */
+    private final int routers;
+    /** Each adapter's index in the workload, by name. */
+    private final Map<String, Integer> adapterIndex = new HashMap<>();
+    /** Where placement finds each adapter's files: the one adapter on storage serves every name. */
+    private final Map<String, String> adapterPaths = new HashMap<>();
 
     public FleetSimulator(SimSettings settings) {
         this(settings, ScrapePath.SNAPSHOT);
@@ -82,6 +96,13 @@ public final class FleetSimulator implements AutoCloseable {
 
     /** With {@code profileFile} (or null), whose profiles the policies may name besides the built-in ones. */
     public FleetSimulator(SimSettings settings, ScrapePath scrapePath, ProfileFile profileFile) {
+        this(settings, scrapePath, profileFile, 1);
+    }
+
+    /** With {@code routers} independent routers, each scraping on its own phase. */
+    public FleetSimulator(SimSettings settings, ScrapePath scrapePath, ProfileFile profileFile, int routers) {
+        if (routers < 1) throw new IllegalArgumentException("routers must be >= 1, got " + routers);
+        this.routers = routers;
         this.settings = settings;
         this.scrapePath = scrapePath;
         this.profileFile = profileFile;
@@ -92,6 +113,11 @@ public final class FleetSimulator implements AutoCloseable {
                     adapterDir.resolve("lora"), SimModel.DEFAULT_CONFIG, "sim", ADAPTER_RANK, 16, List.of("q_proj"), 1);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+        List<String> names = settings.workload().adapters();
+        for (int i = 0; i < names.size(); i++) {
+            adapterIndex.put(names.get(i), i);
+            adapterPaths.put(names.get(i), adapterDir.resolve("lora").toString());
         }
     }
 
@@ -108,13 +134,14 @@ public final class FleetSimulator implements AutoCloseable {
         SimPolicy resolved = SimPolicy.of(policy, profileFile);
         VirtualClock clock = new VirtualClock();
         List<Replica> replicas = startReplicas(clock, seed);
-        EndpointPicker picker = resolved.profile().create(new Random(seed), clock::nanos);
         RequestLedger ledger = new RequestLedger(trace, clock);
-        Run run = new Run(replicas, picker, resolved, trace, ledger, clock);
-        try (run.pool) {
+        Run run = new Run(replicas, resolved, seed, trace, ledger, clock);
+        try {
             run.loop(progress);
+        } finally {
+            for (RouterReplica router : run.routers) router.pool.close();
         }
-        return RunSummary.of(
+        RunResult result = RunSummary.of(
                 settings,
                 policy,
                 rate,
@@ -123,6 +150,15 @@ public final class FleetSimulator implements AutoCloseable {
                 run.sentTo,
                 run.lastEndNanos,
                 (System.nanoTime() - wallStart) / 1e9);
+        return result.withPlacement(run.placementLoads(), run.disagreementShare());
+    }
+
+    /** One router of the fleet's front: its own pool (scraped on its own phase), picker, lifecycle and placement. */
+    private static final class RouterReplica {
+        EndpointPool pool;
+        RequestLifecycle lifecycle;
+        PlacementController placement;
+        long nextScrape;
     }
 
     private List<Replica> startReplicas(VirtualClock clock, long seed) {
@@ -156,18 +192,19 @@ public final class FleetSimulator implements AutoCloseable {
         private final VirtualClock clock;
         private final Map<Endpoint, Replica> byEndpoint = new HashMap<>();
         private final int[][] prompts = new int[settings.maxModelLen()][];
-        /** The router's own pool: last scrapes, its requests in flight, the prompt tally, on the virtual clock. */
-        final EndpointPool pool;
-        /** The router's request lifecycle: every request is routed through it, as the real router routes. */
-        private final RequestLifecycle lifecycle;
+        /** The routers in front of the fleet; requests go to them in turn. */
+        final List<RouterReplica> routers = new ArrayList<>();
 
+        private int nextRouter;
         private long lastEndNanos;
         private final int[] sentTo;
+        private long placementConsulted;
+        private long placementDisagreed;
 
         Run(
                 List<Replica> replicas,
-                EndpointPicker picker,
                 SimPolicy policy,
+                long seed,
                 Trace trace,
                 RequestLedger ledger,
                 VirtualClock clock) {
@@ -177,25 +214,63 @@ public final class FleetSimulator implements AutoCloseable {
             this.clock = clock;
             for (Replica r : replicas) byEndpoint.put(r.endpoint, r);
             sentTo = new int[replicas.size()];
-            EndpointPool.MetricsSource source = switch (scrapePath) {
-                case TEXT ->
-                    EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
-                case SNAPSHOT -> (endpoint, ids) -> byEndpoint.get(endpoint).scrapedMetrics(ids);
-            };
             List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
-            pool = new EndpointPool(
-                    EndpointSource.of(endpoints),
-                    source,
-                    Duration.ofNanos(settings.scrapeNanos()),
-                    STALENESS,
-                    this::scrapeFailed,
-                    clock::nanos);
-            lifecycle = new RequestLifecycle(pool, picker, policy.flowControl());
+            AdapterAdmin admin = new EngineAdmin();
+            for (int i = 0; i < FleetSimulator.this.routers; i++) {
+                RouterReplica router = new RouterReplica();
+                EndpointPool.MetricsSource source = switch (scrapePath) {
+                    case TEXT ->
+                        EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
+                    case SNAPSHOT -> (endpoint, ids) -> byEndpoint.get(endpoint).scrapedMetrics(ids);
+                };
+                router.pool = new EndpointPool(
+                        EndpointSource.of(endpoints),
+                        source,
+                        Duration.ofNanos(settings.scrapeNanos()),
+                        STALENESS,
+                        this::scrapeFailed,
+                        clock::nanos);
+                if (policy.places()) {
+                    EndpointPool pool = router.pool;
+                    router.placement = new PlacementController(
+                            PlacementSettings.DEFAULT,
+                            Placements.create(policy.placement()),
+                            () -> PoolFleet.read(pool, adapterPaths),
+                            admin,
+                            () -> adapterPaths,
+                            clock::nanos);
+                }
+                PlacementController placement = router.placement;
+                // The first router draws as a single router always did, so one-router runs keep their streams.
+                Random random = new Random(i == 0 ? seed : seed * 31 + i);
+                EndpointPicker picker = policy.profile()
+                        .create(new PluginContext(
+                                random, clock::nanos, placement == null ? () -> Placement.NONE : placement::placement));
+                router.lifecycle = new RequestLifecycle(router.pool, picker, policy.flowControl());
+                if (placement != null) router.lifecycle.placeWith(placement);
+                // Each router scrapes on its own phase, as independent replicas do.
+                router.nextScrape = settings.scrapeNanos() * i / FleetSimulator.this.routers;
+                routers.add(router);
+            }
+        }
+
+        long placementLoads() {
+            long loads = 0;
+            for (RouterReplica r : routers) {
+                if (r.placement != null) loads += r.placement.loadsStarted();
+            }
+            return loads;
+        }
+
+        /** Of the requests routed with placement and several routers, the share whose adapter's homes differed. */
+        double disagreementShare() {
+            return placementConsulted == 0 ? 0 : (double) placementDisagreed / placementConsulted;
         }
 
         /** A replica's page always renders and parses; if one did not, the run's numbers would mean nothing. */
         private void scrapeFailed(Endpoint endpoint) {
-            String why = pool.statuses().stream()
+            String why = routers.stream()
+                    .flatMap(r -> r.pool.statuses().stream())
                     .filter(st -> st.endpoint().equals(endpoint))
                     .findFirst()
                     .map(EndpointStatus::lastError)
@@ -205,7 +280,6 @@ public final class FleetSimulator implements AutoCloseable {
 
         void loop(DoubleConsumer progress) {
             long stopAt = settings.durationNanos() + settings.drainNanos();
-            long nextScrape = 0;
             int next = 0;
             int n = trace.size();
             long progressStep = Math.max(1, settings.durationNanos() / 10), nextProgress = progressStep;
@@ -218,7 +292,12 @@ public final class FleetSimulator implements AutoCloseable {
                     replicaEvent = Math.min(replicaEvent, r.nextEventNanos(now));
                     busy |= r.pending != null || r.core.hasRequests();
                 }
-                boolean waiting = lifecycle.waitingForSlot() > 0; // released at a coming scrape
+                boolean waiting = false; // released at a coming scrape
+                long nextScrape = Long.MAX_VALUE;
+                for (RouterReplica router : routers) {
+                    waiting |= router.lifecycle.waitingForSlot() > 0;
+                    nextScrape = Math.min(nextScrape, router.nextScrape);
+                }
                 if (arrival == Long.MAX_VALUE && !busy && !waiting) break;
                 if (arrival == Long.MAX_VALUE && replicaEvent == Long.MAX_VALUE && !waiting) break; // stalled
                 long t = Math.min(Math.min(arrival, replicaEvent), nextScrape);
@@ -232,9 +311,11 @@ public final class FleetSimulator implements AutoCloseable {
                 for (Replica r : replicas) {
                     if (r.pending != null && r.pendingEndNanos == t) finish(r, t);
                 }
-                if (t == nextScrape) {
-                    scrape();
-                    nextScrape += settings.scrapeNanos();
+                for (RouterReplica router : routers) {
+                    if (t == router.nextScrape) {
+                        router.pool.scrapeNow();
+                        router.nextScrape += settings.scrapeNanos();
+                    }
                 }
                 while (next < n && trace.arrivalNanos()[next] == t) route(next++);
                 for (Replica r : replicas) {
@@ -268,10 +349,6 @@ public final class FleetSimulator implements AutoCloseable {
             }
         }
 
-        private void scrape() {
-            pool.scrapeNow();
-        }
-
         /**
          * Through the router's request lifecycle, as the real router routes: the send is recorded with the pool and the
          * request submitted once its pick stands, at once or, when it waits for a slot, after the scrape round that
@@ -281,7 +358,21 @@ public final class FleetSimulator implements AutoCloseable {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
             RequestLifecycle.Admitted admitted =
                     new RequestLifecycle.Admitted(PickRequest.adapter(adapter), null, false, trace.promptTokens()[i]);
-            lifecycle.route(admitted, RequestLifecycle.ANY_ENDPOINT, decision -> submit(i, adapter, decision));
+            RouterReplica router = routers.get(nextRouter);
+            nextRouter = (nextRouter + 1) % routers.size();
+            if (routers.size() > 1 && router.placement != null) tallyAgreement(adapter);
+            router.lifecycle.route(admitted, RequestLifecycle.ANY_ENDPOINT, decision -> submit(i, adapter, decision));
+        }
+
+        private void tallyAgreement(String adapter) {
+            placementConsulted++;
+            List<Endpoint> first = routers.getFirst().lifecycle.placement().homesOf(adapter);
+            for (RouterReplica other : routers) {
+                if (!other.lifecycle.placement().homesOf(adapter).equals(first)) {
+                    placementDisagreed++;
+                    return;
+                }
+            }
         }
 
         private void submit(int i, String adapter, RouteDecision decision) {
@@ -292,7 +383,12 @@ public final class FleetSimulator implements AutoCloseable {
             Send send = decision.send();
             Replica r = byEndpoint.get(send.endpoint());
             sentTo[r.index]++;
-            register(r, trace.adapter()[i], adapter);
+            if (!register(r, trace.adapter()[i], adapter)) {
+                // Being unloaded there by a router that released it: the server refuses it, as a real one would.
+                send.finished();
+                ledger.refused(i);
+                return;
+            }
             EngineRequest req = new EngineRequest(
                     prompt(trace.promptTokens()[i]),
                     adapter,
@@ -313,14 +409,52 @@ public final class FleetSimulator implements AutoCloseable {
          * on storage (not loaded), so this is the same as registering all of them up front, without reading
          * 1,000 adapter headers on each of 10 replicas for every run.
          */
-        private void register(Replica r, int index, String name) {
-            if (r.registered[index]) return;
+        private boolean register(Replica r, int index, String name) {
+            if (r.registered[index]) return true;
             try {
                 r.core.loadAdapter(name, adapterDir.resolve("lora"), false, false);
             } catch (AdapterException e) {
+                if (e.kind() == AdapterException.Kind.CONFLICT) return false; // still being unloaded
                 throw new IllegalStateException("cannot register adapter " + name + ": " + e.getMessage(), e);
             }
             r.registered[index] = true;
+            return true;
+        }
+
+        /**
+         * Placement's loads and unloads on the engines, as a server's admin API does them: a load registers the
+         * adapter and loads it, or brings a registered one into host memory; an unload ends its registration once
+         * its requests are done (a later request registers it again, from storage).
+         */
+        private final class EngineAdmin implements AdapterAdmin {
+            @Override
+            public CompletableFuture<Void> load(Endpoint endpoint, String adapter, String path, boolean served) {
+                Replica r = byEndpoint.get(endpoint);
+                int index = adapterIndex.get(adapter);
+                try {
+                    CompletableFuture<?> loaded = r.registered[index]
+                            ? r.core.preloadAdapter(adapter)
+                            : r.core.loadAdapter(adapter, Path.of(path), false, true);
+                    r.registered[index] = true;
+                    r.wantsStep = true;
+                    return loaded.thenApply(a -> null);
+                } catch (AdapterException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }
+
+            @Override
+            public CompletableFuture<Void> unload(Endpoint endpoint, String adapter) {
+                Replica r = byEndpoint.get(endpoint);
+                int index = adapterIndex.get(adapter);
+                try {
+                    CompletableFuture<Void> done = r.core.unloadAdapter(adapter);
+                    r.wantsStep = true;
+                    return done.thenRun(() -> r.registered[index] = false);
+                } catch (AdapterException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }
         }
 
         /** Prompt contents do not matter to the simulated executor; the engine copies them, so share by length. */

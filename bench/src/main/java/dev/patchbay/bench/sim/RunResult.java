@@ -20,6 +20,8 @@ import java.util.List;
  * @param virtualSeconds    simulated time until the last request ended
  * @param wallSeconds       real time the run took
  * @param requestsPerReplica requests the router sent to each replica
+ * @param placementLoads    loads placement asked for ahead of demand (all routers; they count in the storage loads)
+ * @param placementDisagreement with several routers, the share of requests whose adapter's homes differed among them
  */
 public record RunResult(
         String workload,
@@ -42,9 +44,88 @@ public record RunResult(
         double slotHitShare,
         double virtualSeconds,
         double wallSeconds,
-        List<Integer> requestsPerReplica) {
+        List<Integer> requestsPerReplica,
+        long placementLoads,
+        double placementDisagreement) {
     public RunResult {
         requestsPerReplica = List.copyOf(requestsPerReplica);
+    }
+
+    /** A run without placement. */
+    public RunResult(
+            String workload,
+            String policy,
+            double rate,
+            int requests,
+            int completed,
+            int failed,
+            int unfinished,
+            double ttftP50,
+            double ttftP90,
+            double ttftP99,
+            double e2eP99,
+            long outputTokens,
+            double outputTokensPerSecond,
+            long loadsFromStorage,
+            long loadsIntoSlots,
+            long slotEvictions,
+            long hostEvictions,
+            double slotHitShare,
+            double virtualSeconds,
+            double wallSeconds,
+            List<Integer> requestsPerReplica) {
+        this(
+                workload,
+                policy,
+                rate,
+                requests,
+                completed,
+                failed,
+                unfinished,
+                ttftP50,
+                ttftP90,
+                ttftP99,
+                e2eP99,
+                outputTokens,
+                outputTokensPerSecond,
+                loadsFromStorage,
+                loadsIntoSlots,
+                slotEvictions,
+                hostEvictions,
+                slotHitShare,
+                virtualSeconds,
+                wallSeconds,
+                requestsPerReplica,
+                0,
+                0);
+    }
+
+    /** The same result with placement's figures. */
+    public RunResult withPlacement(long loads, double disagreement) {
+        return new RunResult(
+                workload,
+                policy,
+                rate,
+                requests,
+                completed,
+                failed,
+                unfinished,
+                ttftP50,
+                ttftP90,
+                ttftP99,
+                e2eP99,
+                outputTokens,
+                outputTokensPerSecond,
+                loadsFromStorage,
+                loadsIntoSlots,
+                slotEvictions,
+                hostEvictions,
+                slotHitShare,
+                virtualSeconds,
+                wallSeconds,
+                requestsPerReplica,
+                loads,
+                disagreement);
     }
 
     /** The same result without the wall time, for comparing two runs. */
@@ -70,6 +151,8 @@ public record RunResult(
                 slotHitShare,
                 virtualSeconds,
                 0,
-                requestsPerReplica);
+                requestsPerReplica,
+                placementLoads,
+                placementDisagreement);
     }
 }

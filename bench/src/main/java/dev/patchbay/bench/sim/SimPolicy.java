@@ -5,23 +5,34 @@ import dev.patchbay.router.flow.FlowControl;
 import dev.patchbay.router.pick.Profiles;
 import dev.patchbay.router.pick.profile.ProfileDefinition;
 import dev.patchbay.router.pick.profile.ProfileFile;
+import dev.patchbay.router.place.DynamoPlacement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A routing policy of the simulator: a profile and the flow control the router runs it with, resolved as the router
- * resolves its configuration ({@link RouterConfig}): a built-in profile's name, or one of a profile file's, each with
- * the router's default flow control for it (slot wait with {@code patchbay}, none with the others). One name more:
- * {@value #PATCHBAY_NO_WAIT}, patchbay without slot wait, to measure what the wait is worth.
+ * A routing policy of the simulator: a profile, the flow control the router runs it with, and the placement algorithm
+ * its controller runs (null: none), resolved as the router resolves its configuration ({@link RouterConfig}): a
+ * built-in profile's name, or one of a profile file's, each with the router's default flow control for it (slot wait
+ * with {@code patchbay} and a profile file's profiles, which are variants of it to try, none with the others).
+ * {@code patchbay} and a profile file's profiles place adapters as the router does by default; the built-in peers
+ * route without placement. More names: {@value #PATCHBAY_NO_WAIT}, patchbay without slot wait;
+ * {@value #PATCHBAY_NO_PLACEMENT}, patchbay without placement; {@value #DYNAMO_HRW} and {@value #DYNAMO_MCF},
+ * NVIDIA Dynamo's LoRA routing over its placement in either mode.
  */
-public record SimPolicy(String name, ProfileDefinition profile, FlowControl flowControl) {
+public record SimPolicy(String name, ProfileDefinition profile, FlowControl flowControl, String placement) {
     public static final String PATCHBAY_NO_WAIT = "patchbay-no-wait";
+    public static final String PATCHBAY_NO_PLACEMENT = "patchbay-no-placement";
+    public static final String DYNAMO_HRW = DynamoPlacement.HRW_NAME;
+    public static final String DYNAMO_MCF = DynamoPlacement.MCF_NAME;
 
     /** Every policy name {@code profileFile} (or null) makes known. */
     public static List<String> names(ProfileFile profileFile) {
         List<String> names = new ArrayList<>(Profiles.NAMES);
         names.add(PATCHBAY_NO_WAIT);
+        names.add(PATCHBAY_NO_PLACEMENT);
+        names.add(DYNAMO_HRW);
+        names.add(DYNAMO_MCF);
         if (profileFile != null) {
             names.addAll(profileFile.names());
         }
@@ -38,22 +49,54 @@ public record SimPolicy(String name, ProfileDefinition profile, FlowControl flow
 
     /** The policy {@code name}; {@code profileFile} (or null) holds profiles of one's own. */
     public static SimPolicy of(String name, ProfileFile profileFile) {
-        RouterConfig config;
-        if (name.equals(PATCHBAY_NO_WAIT)) {
-            config = new RouterConfig(
-                    Profiles.PATCHBAY,
-                    null,
-                    new RouterConfig.FlowControlConfig(Duration.ZERO, null),
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null);
-        } else {
-            boolean own = profileFile != null && profileFile.profile(name) != null;
-            config = new RouterConfig(name, own ? profileFile : null, null, null, null, null, null, null, null);
-        }
-        return new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl());
+        return switch (name) {
+            case PATCHBAY_NO_WAIT -> {
+                RouterConfig config = new RouterConfig(
+                        Profiles.PATCHBAY,
+                        null,
+                        new RouterConfig.FlowControlConfig(Duration.ZERO, null),
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null);
+                yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), placement(config));
+            }
+            case PATCHBAY_NO_PLACEMENT -> {
+                RouterConfig config = builtIn(Profiles.PATCHBAY);
+                yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), null);
+            }
+            case DYNAMO_HRW, DYNAMO_MCF -> {
+                RouterConfig config = builtIn(Profiles.DYNAMO_PLACEMENT);
+                yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), name);
+            }
+            default -> {
+                boolean own = profileFile != null && profileFile.profile(name) != null;
+                // A profile file's profiles are variants of patchbay's to try: they get its slot wait.
+                RouterConfig.FlowControlConfig flow =
+                        own ? new RouterConfig.FlowControlConfig(FlowControl.DEFAULT_SLOT_WAIT, null) : null;
+                RouterConfig config =
+                        new RouterConfig(name, own ? profileFile : null, flow, null, null, null, null, null, null);
+                // The built-in peers are measured as they route; Patchbay's profile, and a profile file's, with the
+                // router's default placement, as the router would run them.
+                String placement = name.equals(Profiles.PATCHBAY) || own ? placement(config) : null;
+                yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), placement);
+            }
+        };
+    }
+
+    private static RouterConfig builtIn(String profile) {
+        return new RouterConfig(profile, null, null, null, null, null, null, null, null);
+    }
+
+    private static String placement(RouterConfig config) {
+        RouterConfig.PlacementConfig p = config.effectivePlacement();
+        return p.on() ? p.algorithmName() : null;
+    }
+
+    /** The controller's algorithm, for the policies that place. */
+    public boolean places() {
+        return placement != null;
     }
 }

@@ -144,6 +144,13 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "skip a policy's higher rates once its TTFT p99 exceeds this many seconds")
     double stopAbove;
 
+    @Option(
+            names = "--routers",
+            defaultValue = "1",
+            description = "independent routers in front of the fleet, each scraping on its own phase; requests go to "
+                    + "them in turn, as a Kubernetes Service spreads them")
+    int routers;
+
     @Option(names = "--out", defaultValue = "fleet-simulator-out", description = "directory for JSON and PNG files")
     Path out;
 
@@ -228,7 +235,8 @@ public final class SimulateCommand implements Callable<Integer> {
                 profiles(),
                 stopAbove,
                 seed,
-                scrapePath());
+                scrapePath(),
+                routers);
     }
 
     private FleetSimulator.ScrapePath scrapePath() {

@@ -11,7 +11,8 @@ import java.util.Set;
 /**
  * Every policy at every rate on one workload. Each rate's request stream is drawn once and replayed for
  * every policy. A policy whose TTFT p99 went over {@code stopAboveSeconds} is saturated and skips the
- * higher rates (it would only take longer to simulate a longer queue).
+ * higher rates (it would only take longer to simulate a longer queue). {@code routers} independent routers front the
+ * fleet.
  */
 public record Sweep(
         SimSettings settings,
@@ -22,13 +23,14 @@ public record Sweep(
         ProfileFile profileFile,
         double stopAboveSeconds,
         long seed,
-        FleetSimulator.ScrapePath scrapePath) {
+        FleetSimulator.ScrapePath scrapePath,
+        int routers) {
 
     public List<RunResult> run(PrintStream progress) {
         List<RunResult> results = new ArrayList<>();
         Set<String> saturated = new HashSet<>();
         Workload w = settings.workload();
-        try (FleetSimulator sim = new FleetSimulator(settings, scrapePath, profileFile)) {
+        try (FleetSimulator sim = new FleetSimulator(settings, scrapePath, profileFile, routers)) {
             for (double rate : rates) {
                 Trace trace = Trace.generate(
                         w, rate, settings.durationNanos(), arrivals, lengths, settings.maxModelLen(), seed);

@@ -62,6 +62,19 @@ public final class AdapterRegistry {
     // Engine thread.
     /** Loads asked for at registration, before any request. */
     private final List<RegisteredAdapter> wantedLoads = new ArrayList<>();
+    /** Loads of registered adapters asked for ahead of demand, each with whoever waits for it to be resident. */
+    private final List<Preload> preloads = new ArrayList<>();
+
+    private static final class Preload {
+        final RegisteredAdapter adapter;
+        final CompletableFuture<RegisteredAdapter> done;
+        boolean started;
+
+        Preload(RegisteredAdapter adapter, CompletableFuture<RegisteredAdapter> done) {
+            this.adapter = adapter;
+            this.done = done;
+        }
+    }
 
     private final Map<RegisteredAdapter, CompletableFuture<Void>> unloads = new LinkedHashMap<>();
     /** Adapters with requests running or waiting, kept as counts change so snapshots need not walk the queues. */
@@ -125,6 +138,19 @@ public final class AdapterRegistry {
             a.firstResident.complete(a);
         }
         return a.firstResident;
+    }
+
+    /**
+     * Brings a registered adapter into host memory ahead of its first request (what vLLM's {@code load_inplace} on a
+     * loaded name asks for); the future completes once it is resident, at once when it is already. Throws NOT_FOUND
+     * for a name that is not registered (or is being unloaded).
+     */
+    public CompletableFuture<RegisteredAdapter> preload(String name) throws AdapterException {
+        RegisteredAdapter a = servable(name);
+        if (a == null) throw new AdapterException(Kind.NOT_FOUND, "The lora adapter '" + name + "' cannot be found.");
+        CompletableFuture<RegisteredAdapter> done = new CompletableFuture<>();
+        onEngineThread.accept(() -> preloads.add(new Preload(a, done)));
+        return done;
     }
 
     private static AdapterException alreadyLoaded(String name) {
@@ -203,6 +229,31 @@ public final class AdapterRegistry {
             }
             tiers.requestLoad(a);
             if (a.loading()) it.remove();
+        }
+    }
+
+    /**
+     * Completes the preloads whose adapters are resident (or failed, or are being unloaded) and starts the others'
+     * loads; called after finished loads are admitted, so a preload completes in the step its load lands.
+     */
+    public void settlePreloads() {
+        for (var it = preloads.iterator(); it.hasNext(); ) {
+            Preload p = it.next();
+            RegisteredAdapter a = p.adapter;
+            if (a.level() != Level.NONE) {
+                p.done.complete(a);
+                it.remove();
+            } else if (a.unloading()) {
+                p.done.completeExceptionally(new AdapterException(Kind.NOT_FOUND, "unloaded"));
+                it.remove();
+            } else if (p.started && !a.loading()) {
+                // Its load ended without making it resident: the load from storage failed.
+                p.done.completeExceptionally(new AdapterException(Kind.INVALID, "loading '" + a.name() + "' failed"));
+                it.remove();
+            } else if (!p.started) {
+                tiers.requestLoad(a);
+                p.started = a.loading();
+            }
         }
     }
 

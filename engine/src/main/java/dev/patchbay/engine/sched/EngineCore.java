@@ -200,6 +200,11 @@ public final class EngineCore {
         return adapters.register(name, path, pinned, loadNow);
     }
 
+    /** Brings a registered adapter into host memory ahead of demand; see {@link AdapterRegistry#preload}. */
+    public CompletableFuture<RegisteredAdapter> preloadAdapter(String name) throws AdapterException {
+        return adapters.preload(name);
+    }
+
     /**
      * Unloads an adapter: new requests for it are refused at once; requests in flight finish; then it leaves
      * both tiers and the future completes.
@@ -286,6 +291,7 @@ public final class EngineCore {
         while ((cmd = inbox.poll()) != null) cmd.run();
         adapters.startWantedLoads();
         adapters.admitFinishedLoads(loads, this::failAdapterRequests);
+        adapters.settlePreloads();
         if (adapters.completeUnloads()) dirty = true;
 
         int deferred = scheduler.numDeferred();

@@ -14,14 +14,20 @@ import dev.patchbay.router.flow.FlowControl;
 import dev.patchbay.router.flow.SaturationDetector;
 import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.Profiles;
+import dev.patchbay.router.pick.profile.PluginContext;
 import dev.patchbay.router.pick.profile.ProfileDefinition;
 import dev.patchbay.router.pick.profile.ProfileFile;
+import dev.patchbay.router.place.BalancedPlacement;
+import dev.patchbay.router.place.Placement;
+import dev.patchbay.router.place.PlacementSettings;
+import dev.patchbay.router.place.Placements;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -36,7 +42,8 @@ import java.util.random.RandomGenerator;
  *   "rewrites": [{"model": "sql", "targets": [{"model": "sql-v1", "weight": 90}, {"model": "sql-v2", "weight": 10}]}],
  *   "objectives": {"batch": -1},
  *   "seed": 42,
- *   "servedModelsInterval": "1s"
+ *   "servedModelsInterval": "1s",
+ *   "placement": {"enabled": true, "algorithm": "balanced", "interval": "1s", "adapterPaths": {"sql-v3": "/lora/sql-v3"}}
  * }
  * </pre>
  * {@code profileFile} is a profile file ({@link ProfileFile}) whose profiles {@code profile} may name besides the
@@ -63,9 +70,106 @@ public record RouterConfig(
         List<ModelRewrite> rewrites,
         Map<String, Integer> objectives,
         Long seed,
-        Duration servedModelsInterval) {
+        Duration servedModelsInterval,
+        PlacementConfig placement) {
 
-    public static final RouterConfig DEFAULT = new RouterConfig(null, null, null, null, null, null, null, null, null);
+    public static final RouterConfig DEFAULT =
+            new RouterConfig(null, null, null, null, null, null, null, null, null, null);
+
+    /** Without {@code placement}: the configurations written before there was one. */
+    public RouterConfig(
+            String profile,
+            ProfileFile profileFile,
+            FlowControlConfig flowControl,
+            List<String> baseModels,
+            List<String> adapters,
+            List<ModelRewrite> rewrites,
+            Map<String, Integer> objectives,
+            Long seed,
+            Duration servedModelsInterval) {
+        this(
+                profile,
+                profileFile,
+                flowControl,
+                baseModels,
+                adapters,
+                rewrites,
+                objectives,
+                seed,
+                servedModelsInterval,
+                null);
+    }
+
+    /**
+     * {@code placement}: each field optional. {@code enabled} (default true), {@code algorithm} ({@code balanced},
+     * {@code dynamo-hrw}, {@code dynamo-mcf}), the {@link PlacementSettings} fields, and {@code adapterPaths}, where an
+     * adapter's files are when no server lists it (a server's {@code /v1/models} gives the others).
+     */
+    public record PlacementConfig(
+            Boolean enabled,
+            String algorithm,
+            Duration interval,
+            Duration rateHalfLife,
+            Integer maxLoadsPerTick,
+            Integer releaseAfter,
+            Integer reloadCooldown,
+            Map<String, String> adapterPaths) {
+        public PlacementConfig {
+            adapterPaths = adapterPaths == null ? Map.of() : Map.copyOf(adapterPaths);
+            if (algorithm != null && !Placements.ALGORITHMS.contains(algorithm)) {
+                throw new IllegalArgumentException("unknown placement algorithm '" + algorithm + "'; known: "
+                        + String.join(", ", Placements.ALGORITHMS));
+            }
+        }
+
+        public boolean on() {
+            return enabled == null || enabled;
+        }
+
+        public String algorithmName() {
+            return algorithm == null ? BalancedPlacement.NAME : algorithm;
+        }
+
+        /** The settings, defaults filled in; a bad value is an IllegalArgumentException. */
+        public PlacementSettings settings() {
+            PlacementSettings d = PlacementSettings.DEFAULT;
+            return new PlacementSettings(
+                    interval != null ? interval : d.interval(),
+                    rateHalfLife != null ? rateHalfLife : d.rateHalfLife(),
+                    maxLoadsPerTick != null ? maxLoadsPerTick : d.maxLoadsPerTick(),
+                    releaseAfter != null ? releaseAfter : d.releaseAfter(),
+                    reloadCooldown != null ? reloadCooldown : d.reloadCooldown());
+        }
+    }
+
+    /** The same configuration with placement switched on or off, its other placement settings kept. */
+    public RouterConfig withPlacementOn(boolean on) {
+        PlacementConfig p = effectivePlacement();
+        return new RouterConfig(
+                profile,
+                profileFile,
+                flowControl,
+                baseModels,
+                adapters,
+                rewrites,
+                objectives,
+                seed,
+                servedModelsInterval,
+                new PlacementConfig(
+                        on,
+                        p.algorithm(),
+                        p.interval(),
+                        p.rateHalfLife(),
+                        p.maxLoadsPerTick(),
+                        p.releaseAfter(),
+                        p.reloadCooldown(),
+                        p.adapterPaths()));
+    }
+
+    /** Placement as configured, defaults filled in (on, balanced). */
+    public PlacementConfig effectivePlacement() {
+        return placement != null ? placement : new PlacementConfig(null, null, null, null, null, null, null, null);
+    }
 
     /** The directory a relative {@code profileFile} is taken from, as a deserialization attribute. */
     private static final String BASE_DIRECTORY = "patchbay.configDirectory";
@@ -113,6 +217,9 @@ public record RouterConfig(
         rewrites = rewrites == null ? List.of() : List.copyOf(rewrites);
         objectives = objectives == null ? Map.of() : Map.copyOf(objectives);
         flowControl(profile, flowControl); // a bad value fails when the file is read
+        if (placement != null) {
+            placement.settings();
+        }
     }
 
     public static RouterConfig read(Path file) throws IOException {
@@ -173,6 +280,11 @@ public record RouterConfig(
     /** A new picker for this configuration's profile and overrides. */
     public EndpointPicker createPicker(RandomGenerator random) {
         return profileDefinition().create(random, System::nanoTime);
+    }
+
+    /** The same, its placement plugins reading {@code placement}. */
+    public EndpointPicker createPicker(RandomGenerator random, Supplier<Placement> placement) {
+        return profileDefinition().create(new PluginContext(random, System::nanoTime, placement));
     }
 
     private static ProfileDefinition definition(String profile, ProfileFile profileFile) {

@@ -24,9 +24,12 @@ public final class Profiles {
     public static final String GIE_LORA = "gie-lora";
     public static final String LLMD_LOAD_STATE = "llmd-load-state";
     public static final String PATCHBAY = "patchbay";
+    /** NVIDIA Dynamo's LoRA routing; meant to run with a Dynamo placement algorithm. */
+    public static final String DYNAMO_PLACEMENT = "dynamo-placement";
+
     public static final String DEFAULT = PATCHBAY;
     public static final List<String> NAMES =
-            List.of(ROUND_ROBIN, LEAST_QUEUE, GIE_DEFAULT, GIE_LORA, LLMD_LOAD_STATE, PATCHBAY);
+            List.of(ROUND_ROBIN, LEAST_QUEUE, GIE_DEFAULT, GIE_LORA, LLMD_LOAD_STATE, PATCHBAY, DYNAMO_PLACEMENT);
     /** The peers that route on LoRA: patchbay's targets hold against the best of them. */
     public static final List<String> LORA_PEERS = List.of(GIE_LORA, LLMD_LOAD_STATE);
 

@@ -3,7 +3,9 @@ package dev.patchbay.router.pool;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -13,16 +15,22 @@ import java.util.Set;
  * server has no such path, or its list is empty (a vLLM server always lists its base model, so an empty list says
  * nothing about what it serves).
  */
-public record ServedModels(Set<String> models, Set<String> baseModels) {
+public record ServedModels(Set<String> models, Set<String> baseModels, Map<String, String> adapterRoots) {
     public static final ServedModels UNKNOWN = new ServedModels(Set.of(), Set.of());
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public ServedModels {
         models = Set.copyOf(models);
         baseModels = Set.copyOf(baseModels);
+        adapterRoots = Map.copyOf(adapterRoots);
         if (!models.containsAll(baseModels)) {
             throw new IllegalArgumentException("base models " + baseModels + " not among the models " + models);
         }
+    }
+
+    /** A list without the adapters' {@code root}s (where their files are). */
+    public ServedModels(Set<String> models, Set<String> baseModels) {
+        this(models, baseModels, Map.of());
     }
 
     /** A list is known: the endpoint serves exactly these models (and any its resolver may load on demand). */
@@ -43,6 +51,7 @@ public record ServedModels(Set<String> models, Set<String> baseModels) {
         }
         Set<String> models = new HashSet<>();
         Set<String> bases = new HashSet<>();
+        Map<String, String> roots = new HashMap<>();
         for (JsonNode card : data) {
             JsonNode id = card.get("id");
             if (id == null || !id.isTextual() || id.asText().isEmpty()) {
@@ -52,8 +61,13 @@ public record ServedModels(Set<String> models, Set<String> baseModels) {
             JsonNode parent = card.get("parent");
             if (parent == null || parent.isNull()) {
                 bases.add(id.asText());
+            } else if (card.get("root") instanceof JsonNode files
+                    && files.isTextual()
+                    && !files.asText().isEmpty()) {
+                // vLLM and Patchbay give an adapter's files as its root: what loading it elsewhere needs.
+                roots.put(id.asText(), files.asText());
             }
         }
-        return new ServedModels(models, bases);
+        return new ServedModels(models, bases, roots);
     }
 }

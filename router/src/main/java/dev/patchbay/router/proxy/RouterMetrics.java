@@ -4,6 +4,7 @@ import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.LoraSpreadFilter;
 import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.place.PlacementController;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.ScrapeFailure;
@@ -145,6 +146,39 @@ public final class RouterMetrics {
                 .name("patchbay_router_slot_waits_total")
                 .help("Adapter requests that waited in the router for a batch slot")
                 .callback(cb -> cb.call(lifecycle.waitedForSlot()))
+                .register(registry);
+    }
+
+    /** Registers the placement controller's decisions: homes desired and held per adapter, loads and unloads. */
+    public void watch(PlacementController placement) {
+        GaugeWithCallback.builder()
+                .name("patchbay_router_placement_homes")
+                .help("Servers per placed adapter: desired (placement's homes) and actual (servers holding it in a "
+                        + "slot or in host memory), as of the last placement tick")
+                .labelNames("adapter", "kind")
+                .callback(cb -> placement.report().adapters().forEach((adapter, p) -> {
+                    if (p.desired().isEmpty()) return;
+                    cb.call(p.desired().size(), adapter, "desired");
+                    cb.call(p.actual().size(), adapter, "actual");
+                }))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("patchbay_router_placement_loads_total")
+                .help("Adapter loads placement asked servers for ahead of demand, by outcome (started counts all)")
+                .labelNames("outcome")
+                .callback(cb -> {
+                    cb.call(placement.loadsStarted(), "started");
+                    cb.call(placement.loadsFailed(), "failed");
+                })
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("patchbay_router_placement_unloads_total")
+                .help("Surplus adapter copies placement asked servers to unload, by outcome (started counts all)")
+                .labelNames("outcome")
+                .callback(cb -> {
+                    cb.call(placement.unloadsStarted(), "started");
+                    cb.call(placement.unloadsFailed(), "failed");
+                })
                 .register(registry);
     }
 

@@ -14,6 +14,8 @@ import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
+import dev.patchbay.router.place.Placement;
+import dev.patchbay.router.place.PlacementController;
 import dev.patchbay.router.pool.EndpointPool;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.Send;
@@ -77,6 +79,8 @@ public final class RequestLifecycle {
     private final Map<String, Integer> objectives;
     /** Where adapter requests wait for a slot; null without slot wait. */
     private final SlotWaitQueue slotWait;
+    /** Told of every adapter request; its released copies get no requests. Null without placement. */
+    private volatile PlacementController placement;
 
     /** The router's: its configuration's rewrites, catalog, objectives and flow control. */
     public RequestLifecycle(EndpointPool pool, EndpointPicker picker, RouterConfig config, ModelRewriter rewriter) {
@@ -125,6 +129,22 @@ public final class RequestLifecycle {
 
     public EndpointPicker picker() {
         return picker;
+    }
+
+    /**
+     * Places adapters with {@code controller}: it is told of every adapter request and ticks after each scrape round,
+     * and a copy it released gets no requests for its adapter. Called once, before requests come.
+     */
+    public void placeWith(PlacementController controller) {
+        if (placement != null) throw new IllegalStateException("this lifecycle places adapters already");
+        placement = controller;
+        pool.afterEachRound(controller::onRound);
+    }
+
+    /** The placement routing reads now. */
+    public Placement placement() {
+        PlacementController controller = placement;
+        return controller == null ? Placement.NONE : controller.placement();
     }
 
     public FlowControl flowControl() {
@@ -225,7 +245,9 @@ public final class RequestLifecycle {
     /** Starts a request; the waiter when it waits for a slot, else null (decided already). */
     private Waiter start(Admitted admitted, Predicate<Endpoint> eligible, Consumer<RouteDecision> onDecided) {
         PickRequest request = admitted.request();
-        EndpointPool.Candidates candidates = pool.candidates(eligible);
+        PlacementController controller = placement;
+        if (controller != null && !request.baseModel()) controller.arrived(request.model());
+        EndpointPool.Candidates candidates = candidates(request, eligible);
         if (request.sheddable() && flowControl.saturation().isSaturated(candidates.states())) {
             onDecided.accept(RouteDecision.refuse(OpenAiError.shed(), request));
             return null;
@@ -269,6 +291,24 @@ public final class RequestLifecycle {
         public void countUntilShown() {
             send.countUntilShown();
         }
+    }
+
+    /**
+     * The pool's candidates among {@code eligible}, less the copies placement released for the request's adapter
+     * (unless that would leave none: a request is never refused for placement's sake).
+     */
+    private EndpointPool.Candidates candidates(PickRequest request, Predicate<Endpoint> eligible) {
+        EndpointPool.Candidates all = pool.candidates(eligible);
+        if (request.baseModel() || placement == null) return all;
+        Placement now = placement.placement();
+        if (now.released().isEmpty()) return all;
+        String adapter = request.model();
+        List<EndpointState> kept = all.states().stream()
+                .filter(s -> !now.isReleased(adapter, s.endpoint()))
+                .toList();
+        return kept.isEmpty() || kept.size() == all.states().size()
+                ? all
+                : new EndpointPool.Candidates(kept, all.stale());
     }
 
     /** {@link #route}, waited for on the caller's thread. */
@@ -357,7 +397,7 @@ public final class RequestLifecycle {
 
         @Override
         public PickResult repick() {
-            candidates = pool.candidates(eligible);
+            candidates = candidates(admitted.request(), eligible);
             return picker.pick(admitted.request(), candidates.states());
         }
 

@@ -18,6 +18,8 @@ import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PickerPlugin;
 import dev.patchbay.router.pick.profile.Plugin.PreRequestPlugin;
 import dev.patchbay.router.pick.profile.Plugin.ScorerPlugin;
+import dev.patchbay.router.place.PlacementFilter;
+import dev.patchbay.router.place.PlacementScorer;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,6 +44,8 @@ public final class PluginTypes {
     public static final String MAX_SCORE_PICKER = MaxScorePicker.NAME + "-picker";
     public static final String ROUND_ROBIN_PICKER = RoundRobinPicker.NAME + "-picker";
     public static final String OWN_PICKS_COUNTER = OwnPicksCounter.NAME;
+    public static final String PLACEMENT_SCORER = PlacementScorer.NAME + "-scorer";
+    public static final String PLACEMENT_FILTER = PlacementFilter.NAME + "-filter";
 
     private static final Map<String, PluginType> TYPES = index(List.of(
             new PluginType(QUEUE_SCORER, List.of("minSpread", "slotTurnover"), p -> {
@@ -142,6 +146,15 @@ public final class PluginTypes {
                     ROUND_ROBIN_PICKER,
                     List.of(),
                     p -> new PickerPlugin(ROUND_ROBIN_PICKER, c -> new RoundRobinPicker())),
+            new PluginType(
+                    PLACEMENT_SCORER,
+                    List.of(),
+                    p -> new ScorerPlugin(
+                            PLACEMENT_SCORER, PlacementScorer.NAME, c -> new PlacementScorer(c.placement()))),
+            new PluginType(
+                    PLACEMENT_FILTER,
+                    List.of(),
+                    p -> new FilterPlugin(PLACEMENT_FILTER, c -> new PlacementFilter(c.placement()))),
             new PluginType(
                     OWN_PICKS_COUNTER,
                     List.of(),

@@ -38,7 +38,11 @@ public record ProfileDefinition(
      * as requests are sent) is told of each request too, in the profile's filter order, before the pre-request hooks.
      */
     public EndpointPicker create(RandomGenerator random, LongSupplier nanoClock) {
-        PluginContext context = new PluginContext(random, nanoClock);
+        return create(new PluginContext(random, nanoClock));
+    }
+
+    /** The same, its placement plugins reading {@code context}'s placement. */
+    public EndpointPicker create(PluginContext context) {
         List<WeightedScorer> built = new ArrayList<>();
         for (Weighted w : scorers) {
             if (w.weight() > 0) {

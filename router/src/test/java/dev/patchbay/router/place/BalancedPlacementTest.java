@@ -1,0 +1,105 @@
+package dev.patchbay.router.place;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.patchbay.router.pick.Endpoint;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class BalancedPlacementTest {
+    /** Six adapters of clearly unequal popularity on three servers with two slots each. */
+    static final Map<String, Double> UNEQUAL = Map.of("a0", 8.0, "a1", 4.0, "a2", 2.0, "a3", 1.0, "a4", 0.6, "a5", 0.4);
+
+    @Test
+    void homesAreInProportionToRateWithinTheSlots() {
+        FleetState fleet = Fleets.empty(3, 2);
+        Map<String, Double> rates = Map.of("a", 6.0, "b", 2.0, "c", 1.0, "d", 1.0, "e", 0.5);
+
+        Map<String, List<Endpoint>> homes = new BalancedPlacement().plan(rates, fleet, Map.of());
+
+        // 6 slots: a's share 0.57 asks 3.4 homes (one per server at most), b, c and d one each, e's 0.29 none.
+        assertThat(homes.get("a")).hasSize(3);
+        assertThat(homes.get("b")).hasSize(1);
+        assertThat(homes.get("c")).hasSize(1);
+        assertThat(homes.get("d")).hasSize(1);
+        assertThat(homes).doesNotContainKey("e");
+        for (int i = 0; i < 3; i++) {
+            Endpoint server = Fleets.server(i);
+            long used = homes.values().stream().filter(h -> h.contains(server)).count();
+            assertThat(used).as("homes on %s", server).isLessThanOrEqualTo(2);
+        }
+    }
+
+    @Test
+    void expectedTrafficIsBalancedAcrossServers() {
+        Map<String, List<Endpoint>> homes = new BalancedPlacement().plan(UNEQUAL, Fleets.empty(3, 2), Map.of());
+
+        Map<Endpoint, Double> load = Fleets.expectedLoad(UNEQUAL, homes);
+        double busiest = Collections.max(load.values());
+        double idlest = Collections.min(load.values());
+        assertThat(load).hasSize(3);
+        assertThat(busiest / idlest).isLessThanOrEqualTo(1.25);
+        assertThat(homes.get("a0").size()).isGreaterThan(homes.get("a2").size());
+    }
+
+    @Test
+    void theSameObservationsGiveTheSameHomesWhateverTheirOrder() {
+        FleetState fleet = Fleets.empty(5, 3);
+        Map<String, Double> rates = new LinkedHashMap<>();
+        Random random = new Random(3);
+        for (int i = 0; i < 20; i++) rates.put("adapter-" + i, random.nextDouble() * 10);
+        Map<String, List<Endpoint>> first = new BalancedPlacement().plan(rates, fleet, Map.of());
+
+        List<String> names = new ArrayList<>(rates.keySet());
+        Collections.shuffle(names, new Random(9));
+        Map<String, Double> shuffled = new LinkedHashMap<>();
+        for (String n : names) shuffled.put(n, rates.get(n));
+        assertThat(new BalancedPlacement().plan(shuffled, fleet, Map.of())).isEqualTo(first);
+    }
+
+    @Test
+    void homesStayPutWhenRatesMoveALittle() {
+        FleetState fleet = Fleets.empty(3, 2);
+        BalancedPlacement placement = new BalancedPlacement();
+        Map<String, List<Endpoint>> before = placement.plan(UNEQUAL, fleet, Map.of());
+
+        Map<String, Double> moved = new LinkedHashMap<>(UNEQUAL);
+        moved.replaceAll((a, r) -> r * (a.hashCode() % 2 == 0 ? 1.08 : 0.93));
+        assertThat(placement.plan(moved, fleet, before)).isEqualTo(before);
+    }
+
+    @Test
+    void aHomeCountFallsOnlyOnceClearlyLower() {
+        FleetState fleet = Fleets.empty(4, 1);
+        BalancedPlacement placement = new BalancedPlacement();
+        Map<String, List<Endpoint>> four = placement.plan(Map.of("a", 1.0), fleet, Map.of());
+        assertThat(four.get("a")).hasSize(4);
+        // At 0.825 of the traffic a asks 3.3 homes: rounding says 3, but not clearly (above 3.5 - 0.25), so it keeps
+        // 4, and the full budget leaves b none.
+        Map<String, List<Endpoint>> held = placement.plan(Map.of("a", 3.3, "b", 0.7), fleet, four);
+        assertThat(held.get("a")).hasSize(4);
+        assertThat(held).doesNotContainKey("b");
+        // At 0.75 it asks 3.0: clearly lower.
+        assertThat(placement.plan(Map.of("a", 3.0, "b", 1.0), fleet, four).get("a"))
+                .hasSize(3);
+    }
+
+    @Test
+    void aServerThatCannotHostAnAdapterGetsNoHomeForIt() {
+        FleetState open = Fleets.empty(2, 2);
+        List<ServerView> servers = new ArrayList<>(open.servers());
+        // The second lists its models, not "a", and placement has no path for "a".
+        ServerView s = servers.get(1);
+        servers.set(1, new ServerView(s.endpoint(), 2, Map.of(), Map.of(), java.util.Set.of("base", "b")));
+        FleetState fleet = new FleetState(servers, a -> false);
+
+        Map<String, List<Endpoint>> homes = new BalancedPlacement().plan(Map.of("a", 9.0, "b", 1.0), fleet, Map.of());
+
+        assertThat(homes.get("a")).containsExactly(Fleets.server(0));
+    }
+}
