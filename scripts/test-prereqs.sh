@@ -79,3 +79,5 @@ if ! have_tools; then
 fi
 
 "$here/scripts/third-party.sh"
+# llama.cpp (llama-cpp-python, built from source) and gguf, pinned, for LlamaCppDifferentialTest.
+"$here/scripts/llama-cpp.sh"
