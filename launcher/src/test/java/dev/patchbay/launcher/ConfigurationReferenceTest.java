@@ -399,6 +399,7 @@ class ConfigurationReferenceTest {
             Object value = switch (key) {
                 case "flowControl" -> config.effectiveFlowControl();
                 case "servedModelsInterval" -> RouterOptions.servedModelsInterval(config);
+                case "placement" -> config.effectivePlacement();
                 default -> invoke(component, config);
             };
             put(values, key, value);

@@ -16,9 +16,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The router's acceptance sweep: each workload at fractions of its operating rate, under Poisson and bursty arrivals,
  * over several seeds, for {@code patchbay}, the LoRA-aware peers and round-robin. Every point is judged against the
- * targets: TTFT p99 no worse than {@link #PEER_SLACK} times the best peer's everywhere, at least
- * {@link #OPERATING_GAIN} times lower than the best peer's and {@link #ROUND_ROBIN_GAIN} times lower than round-robin's
- * at the operating rate, and no more storage loads than {@code gie-lora}. Per policy and point the figure is the median
+ * targets: TTFT p99 no worse than {@link #PEER_SLACK} times the best peer's everywhere; at the operating rate at most
+ * {@link #IDEAL_SLACK} times the pooled ideal fleet's (when the sweep runs {@link #POOLED_IDEAL}), at least
+ * {@link #OPERATING_GAIN} times lower than the best peer's wherever the ideal leaves room for it, and
+ * {@link #ROUND_ROBIN_GAIN} times lower than round-robin's; and no more storage loads than {@code gie-lora}, preloads
+ * included. Per policy and point the figure is the median
  * over seeds. Runs go in parallel, one fleet per thread; each seed's request stream is drawn once and replayed for
  * every policy.
  */
@@ -35,6 +37,17 @@ public record AcceptanceSweep(
     public static final double PEER_SLACK = 1.1;
     public static final double OPERATING_GAIN = 2.0;
     public static final double ROUND_ROBIN_GAIN = 5.0;
+    /** At the operating rate, {@code patchbay}'s TTFT p99 at most this times the pooled ideal fleet's. */
+    public static final double IDEAL_SLACK = 1.25;
+    /**
+     * Not a router: the fleet pooled into one server ({@link SimSettings#pooled}), run with {@code least-queue} on the
+     * same request stream.
+     */
+    public static final String POOLED_IDEAL = "pooled-ideal";
+    /** The peers {@code patchbay} is judged against, when the sweep runs them. */
+    public static final List<String> PEERS =
+            List.of(Profiles.GIE_LORA, Profiles.LLMD_LOAD_STATE, SimPolicy.DYNAMO_HRW, SimPolicy.DYNAMO_MCF);
+
     public static final List<Double> DEFAULT_FACTORS = List.of(0.6, 0.8, 1.0, 1.1, 1.2, 1.3);
     public static final List<Arrivals> DEFAULT_ARRIVALS = List.of(Arrivals.POISSON, new Arrivals(2), new Arrivals(4));
     public static final List<String> DEFAULT_POLICIES =
@@ -119,7 +132,8 @@ public record AcceptanceSweep(
                             settings.maxModelLen(),
                             task.seed());
                     List<Row> rows = new ArrayList<>();
-                    try (FleetSimulator sim = new FleetSimulator(settings, scrapePath)) {
+                    try (FleetSimulator sim = new FleetSimulator(settings, scrapePath);
+                            FleetSimulator pooled = new FleetSimulator(settings.pooled(), scrapePath)) {
                         for (String policy : policies) {
                             Row kept = reusable(
                                     earlier,
@@ -128,8 +142,12 @@ public record AcceptanceSweep(
                                     task.arrivals().label(),
                                     task.seed(),
                                     policy);
-                            RunResult r =
-                                    kept != null ? kept.result() : sim.run(policy, trace, rate, task.seed(), f -> {});
+                            RunResult r = kept != null
+                                    ? kept.result()
+                                    : policy.equals(POOLED_IDEAL)
+                                            ? pooled.run(Profiles.LEAST_QUEUE, trace, rate, task.seed(), f -> {})
+                                                    .withPolicy(POOLED_IDEAL)
+                                            : sim.run(policy, trace, rate, task.seed(), f -> {});
                             rows.add(new Row(
                                     settings.workload().name(),
                                     task.factor(),
@@ -209,7 +227,7 @@ public record AcceptanceSweep(
         double mine = value(ttft, Profiles.PATCHBAY);
         String bestPeer = null;
         double best = Double.POSITIVE_INFINITY;
-        for (String peer : Profiles.LORA_PEERS) {
+        for (String peer : PEERS) {
             double v = value(ttft, peer);
             if (v < best) {
                 best = v;
@@ -221,9 +239,15 @@ public record AcceptanceSweep(
         double loadsRatio = value(loads, Profiles.PATCHBAY) / value(loads, Profiles.GIE_LORA);
         List<String> misses = new ArrayList<>();
         if (ratio > PEER_SLACK) misses.add(String.format(Locale.ROOT, "TTFT p99 %.2fx %s's", ratio, bestPeer));
-        if (factor == 1.0 && ratio > 1 / OPERATING_GAIN) {
+        double ideal = value(ttft, POOLED_IDEAL);
+        // Where the pooled fleet itself is not 2x below the best peer, no router can be: the 2x target needs room.
+        boolean roomFor2x = Double.isNaN(ideal) || ideal * OPERATING_GAIN <= best;
+        if (factor == 1.0 && roomFor2x && ratio > 1 / OPERATING_GAIN) {
             misses.add(
                     String.format(Locale.ROOT, "only %.2fx lower than %s at the operating rate", 1 / ratio, bestPeer));
+        }
+        if (factor == 1.0 && mine > IDEAL_SLACK * ideal) {
+            misses.add(String.format(Locale.ROOT, "%.2fx the pooled ideal fleet's", mine / ideal));
         }
         if (factor == 1.0 && toRoundRobin < ROUND_ROBIN_GAIN) {
             misses.add(String.format(Locale.ROOT, "only %.1fx lower than round-robin", toRoundRobin));

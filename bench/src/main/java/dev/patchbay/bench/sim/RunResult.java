@@ -100,6 +100,34 @@ public record RunResult(
                 0);
     }
 
+    /** The same result under another policy name. */
+    public RunResult withPolicy(String name) {
+        return new RunResult(
+                workload,
+                name,
+                rate,
+                requests,
+                completed,
+                failed,
+                unfinished,
+                ttftP50,
+                ttftP90,
+                ttftP99,
+                e2eP99,
+                outputTokens,
+                outputTokensPerSecond,
+                loadsFromStorage,
+                loadsIntoSlots,
+                slotEvictions,
+                hostEvictions,
+                slotHitShare,
+                virtualSeconds,
+                wallSeconds,
+                requestsPerReplica,
+                placementLoads,
+                placementDisagreement);
+    }
+
     /** The same result with placement's figures. */
     public RunResult withPlacement(long loads, double disagreement) {
         return new RunResult(

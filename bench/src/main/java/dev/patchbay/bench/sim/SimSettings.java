@@ -36,6 +36,26 @@ public record SimSettings(
                 workload, LatencyModel.DEFAULT, 256, 8192, 4096, DEFAULT_SCRAPE_NANOS, durationNanos, 120_000_000_000L);
     }
 
+    /**
+     * The same fleet pooled into one server: every slot, host place, batch place and KV block of all replicas, and
+     * their speed (per-token, per-adapter and load costs divided by the replica count; a step's fixed cost kept).
+     * Every request can take whichever slot in the fleet frees first, with no scrape lag: the most any router in front
+     * of the replicas could give it.
+     */
+    public SimSettings pooled() {
+        int n = workload.replicas();
+        Workload one = workload.withSizing(workload.maxLoras() * n, workload.maxCpuLoras() * n, 1);
+        LatencyModel fast = new LatencyModel(
+                latency.stepOverheadNanos(),
+                latency.perPrefillTokenNanos() / n,
+                latency.perDecodeSequenceNanos() / n,
+                latency.perAdapterNanos() / n,
+                latency.loadFromDiskNanos() / n,
+                latency.loadIntoSlotNanos() / n);
+        return new SimSettings(
+                one, fast, maxNumSeqs * n, numKvBlocks * n, maxModelLen, scrapeNanos, durationNanos, drainNanos);
+    }
+
     public SimSettings withDrain(long nanos) {
         return new SimSettings(
                 workload, latency, maxNumSeqs, numKvBlocks, maxModelLen, scrapeNanos, durationNanos, nanos);

@@ -65,8 +65,9 @@ public final class SweepCommand implements Callable<Integer> {
     @Option(
             names = "--policies",
             split = ",",
-            defaultValue = "round-robin,gie-lora,llmd-load-state,patchbay",
-            description = "must include patchbay, gie-lora, llmd-load-state and round-robin")
+            defaultValue = "round-robin,gie-lora,llmd-load-state,dynamo-hrw,dynamo-mcf,patchbay,pooled-ideal",
+            description = "must include patchbay, gie-lora, llmd-load-state and round-robin; pooled-ideal is the fleet "
+                    + "pooled into one server, the bound on any router")
     List<String> policies;
 
     @Option(
@@ -217,7 +218,7 @@ public final class SweepCommand implements Callable<Integer> {
             if (!policies.contains(p)) throw new IllegalArgumentException("--policies must include " + p);
         }
         for (String p : policies) {
-            SimPolicy.check(p, null);
+            if (!p.equals(AcceptanceSweep.POOLED_IDEAL)) SimPolicy.check(p, null);
         }
         if (seeds < 1) throw new IllegalArgumentException("--seeds must be >= 1");
         List<AcceptanceSweep.Target> targets = new ArrayList<>();

@@ -166,9 +166,20 @@ public record RouterConfig(
                         p.adapterPaths()));
     }
 
-    /** Placement as configured, defaults filled in (on, balanced). */
+    /** Placement as configured, every default filled in (on, balanced, {@link PlacementSettings#DEFAULT}). */
     public PlacementConfig effectivePlacement() {
-        return placement != null ? placement : new PlacementConfig(null, null, null, null, null, null, null, null);
+        PlacementConfig p =
+                placement != null ? placement : new PlacementConfig(null, null, null, null, null, null, null, null);
+        PlacementSettings settings = p.settings();
+        return new PlacementConfig(
+                p.on(),
+                p.algorithmName(),
+                settings.interval(),
+                settings.rateHalfLife(),
+                settings.maxLoadsPerTick(),
+                settings.releaseAfter(),
+                settings.reloadCooldown(),
+                p.adapterPaths());
     }
 
     /** The directory a relative {@code profileFile} is taken from, as a deserialization attribute. */

@@ -12,7 +12,8 @@ import java.util.Set;
 /**
  * Patchbay's placement. The fleet's batch slots are shared out in proportion to arrival rate: an adapter with a share
  * {@code p} of the traffic gets {@code round(p * slots)} homes (at most one per server), so every home carries about
- * the same traffic; adapters whose share rounds to no slot are left to on-demand loading. Homes then go, hottest
+ * the same traffic; adapters whose share rounds to no slot are left to on-demand loading, and when the homes asked for
+ * exceed the slots, they are taken back where a home carries least. Homes then go, hottest
  * adapter first, to the servers with the least expected traffic so far (hot adapters end up beside cold ones), at most
  * a server's slot count each. Against churn: a home the adapter has now (planned last time, or resident there) counts
  * as {@code keepBonus} of a server's mean traffic lighter, and a home count falls only once the ideal count is

@@ -15,9 +15,10 @@ import java.util.function.Supplier;
 
 /**
  * Places adapters across the fleet: at each tick it folds the arrivals it was told of into rates, reads the fleet,
- * asks its {@link PlacementAlgorithm} for each adapter's homes, and, when the algorithm acts, loads missing homes ahead
- * of demand (at most {@code maxLoadsPerTick} a tick; a home whose preload was evicted again waits
- * {@code reloadCooldown} ticks) and releases surplus copies. A copy is surplus when its adapter has planned homes
+ * asks its {@link PlacementAlgorithm} for each adapter's homes, and, when the algorithm acts, loads the missing homes of
+ * adapters with several ahead of demand (at most {@code maxLoadsPerTick} a tick; a home whose preload was evicted waits
+ * {@code reloadCooldown} ticks before it is loaded again, twice as long after each further load, up to 64 times: where
+ * host memory churns, a home is not worth a load every few seconds) and releases surplus copies. A copy is surplus when its adapter has planned homes
  * elsewhere, one of them holding it, and it is neither a home, pinned, nor busy there. Release has two phases, so no
  * request is sent to a copy being unloaded: routing stops sending the adapter there as soon as it has been surplus for
  * {@code releaseAfter} ticks, and the unload goes out at the next tick if the server still shows no request for it.
@@ -39,6 +40,9 @@ public final class PlacementController {
     private Map<String, List<Endpoint>> previous = Map.of();
     private final Map<Pair, Long> surplusSince = new HashMap<>();
     private final Map<Pair, Long> lastLoadTick = new HashMap<>();
+    /** Loads placement asked for each home so far: a home whose copy keeps being evicted waits longer each time. */
+    private final Map<Pair, Integer> loadsAsked = new HashMap<>();
+
     private final Set<Pair> releasing = ConcurrentHashMap.newKeySet();
     private final Set<Pair> pending = ConcurrentHashMap.newKeySet();
     /** The tick of each server's last failed load or unload: it is left alone for {@link #BACKOFF_TICKS}. */
@@ -150,17 +154,23 @@ public final class PlacementController {
         int left = settings.maxLoadsPerTick();
         for (var e : homes.entrySet()) {
             String adapter = e.getKey();
+            // One home is where on-demand loading puts an adapter anyway; a load ahead of demand pays for an
+            // adapter hot enough to need several, whose next burst should find it on all of them.
+            if (e.getValue().size() < 2) continue;
             for (Endpoint home : e.getValue()) {
                 Pair pair = new Pair(adapter, home);
                 ServerView server = byEndpoint.get(home);
                 if (server.holds(adapter) || pending.contains(pair) || left == 0 || backingOff(home)) continue;
                 Long last = lastLoadTick.get(pair);
-                if (last != null && tick - last <= settings.reloadCooldown()) continue;
+                int asked = loadsAsked.getOrDefault(pair, 0);
+                long cooldown = (long) settings.reloadCooldown() << Math.min(asked - 1, 6);
+                if (last != null && tick - last <= cooldown) continue;
                 String path = known.get(adapter);
                 boolean served = server.serves(adapter) && !releasing.contains(pair);
                 if (path == null) continue; // vLLM's API and Patchbay's both need the files' path
                 left--;
                 lastLoadTick.put(pair, tick);
+                loadsAsked.merge(pair, 1, Integer::sum);
                 pending.add(pair);
                 loadsStarted.incrementAndGet();
                 admin.load(home, adapter, path, served).whenComplete((ok, failure) -> {

@@ -18,11 +18,11 @@ class BalancedPlacementTest {
     @Test
     void homesAreInProportionToRateWithinTheSlots() {
         FleetState fleet = Fleets.empty(3, 2);
-        Map<String, Double> rates = Map.of("a", 6.0, "b", 2.0, "c", 1.0, "d", 1.0, "e", 0.5);
+        Map<String, Double> rates = Map.of("a", 6.0, "b", 2.4, "c", 1.0, "d", 0.9, "e", 0.5);
 
         Map<String, List<Endpoint>> homes = new BalancedPlacement().plan(rates, fleet, Map.of());
 
-        // 6 slots: a's share 0.57 asks 3.4 homes (one per server at most), b, c and d one each, e's 0.29 none.
+        // 6 slots: a's share asks 3.3 slots (3), b 1.33 (1), c 0.56 (1), d 0.5 (1), e 0.28 (none).
         assertThat(homes.get("a")).hasSize(3);
         assertThat(homes.get("b")).hasSize(1);
         assertThat(homes.get("c")).hasSize(1);
@@ -75,17 +75,16 @@ class BalancedPlacementTest {
 
     @Test
     void aHomeCountFallsOnlyOnceClearlyLower() {
-        FleetState fleet = Fleets.empty(4, 1);
+        FleetState fleet = Fleets.empty(4, 2);
         BalancedPlacement placement = new BalancedPlacement();
-        Map<String, List<Endpoint>> four = placement.plan(Map.of("a", 1.0), fleet, Map.of());
+        // 8 slots: a at 0.45 of the traffic asks 3.6 slots, 4 homes.
+        Map<String, List<Endpoint>> four = placement.plan(Map.of("a", 0.45, "b", 0.55), fleet, Map.of());
         assertThat(four.get("a")).hasSize(4);
-        // At 0.825 of the traffic a asks 3.3 homes: rounding says 3, but not clearly (above 3.5 - 0.25), so it keeps
-        // 4, and the full budget leaves b none.
-        Map<String, List<Endpoint>> held = placement.plan(Map.of("a", 3.3, "b", 0.7), fleet, four);
-        assertThat(held.get("a")).hasSize(4);
-        assertThat(held).doesNotContainKey("b");
-        // At 0.75 it asks 3.0: clearly lower.
-        assertThat(placement.plan(Map.of("a", 3.0, "b", 1.0), fleet, four).get("a"))
+        // At 0.42 it asks 3.36: 3 homes, but not clearly fewer than 4 (above 3.5 - 0.25).
+        assertThat(placement.plan(Map.of("a", 0.42, "b", 0.58), fleet, four).get("a"))
+                .hasSize(4);
+        // At 0.35 it asks 2.8: clearly fewer.
+        assertThat(placement.plan(Map.of("a", 0.35, "b", 0.65), fleet, four).get("a"))
                 .hasSize(3);
     }
 
