@@ -605,7 +605,7 @@ class ConfigurationReferenceTest {
         } else if (value.isBoolean()) {
             others.add(f.booleanNode(!value.booleanValue()));
         } else if (value.isTextual()) {
-            others.addAll(List.of(f.textNode("7s"), f.textNode("least-queue")));
+            others.addAll(List.of(f.textNode("7s"), f.textNode("least-queue"), f.textNode("dynamo-hrw")));
         } else if (value.isObject() && value.isEmpty()) {
             others.add(f.objectNode().put("queue", 1));
             others.add(f.objectNode().put("batch", -1));

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.Router;
 import dev.patchbay.router.RouterOptions;
+import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.server.PatchbayServer;
@@ -66,6 +67,7 @@ class PlacementFleetTest {
             endpoints.add(new Endpoint("127.0.0.1", s.port()));
         }
         router = new Router(RouterOptions.builder(EndpointSource.of(endpoints))
+                        .config(RouterConfig.DEFAULT.withPlacementOn(true))
                         .scrapeInterval(Duration.ofMillis(50))
                         .staleness(Duration.ofSeconds(1))
                         .build())

@@ -102,7 +102,7 @@ public final class RouteCommand implements Callable<Integer> {
             paramLabel = "on|off",
             description = "Place adapters across the servers: load an adapter's homes ahead of demand and release "
                     + "surplus copies through the servers' /v1/load_lora_adapter and /v1/unload_lora_adapter "
-                    + "(docs/placement.md). Default: placement.enabled in --config, else on.")
+                    + "(docs/placement.md). Default: placement.enabled in --config, else off.")
     String placement;
 
     @CommandLine.Spec

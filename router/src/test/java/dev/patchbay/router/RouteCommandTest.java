@@ -45,6 +45,9 @@ class RouteCommandTest {
         assertThat(run(err, "--endpoints", "127.0.0.1:1", "--ext-proc-port", "70000"))
                 .isEqualTo(2);
         assertThat(err.toString()).contains("ext_proc port must be 0..65535");
+        assertThat(run(err, "--endpoints", "127.0.0.1:1", "--placement", "maybe"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("--placement must be on or off, got 'maybe'");
         Path config = Files.createTempFile("router", ".json");
         try {
             Files.writeString(config, "{\"profile\": \"fastest\"}");

@@ -14,15 +14,14 @@ import java.util.List;
  * A routing policy of the simulator: a profile, the flow control the router runs it with, and the placement algorithm
  * its controller runs (null: none), resolved as the router resolves its configuration ({@link RouterConfig}): a
  * built-in profile's name, or one of a profile file's, each with the router's default flow control for it (slot wait
- * with {@code patchbay} and a profile file's profiles, which are variants of it to try, none with the others).
- * {@code patchbay} and a profile file's profiles place adapters as the router does by default; the built-in peers
- * route without placement. More names: {@value #PATCHBAY_NO_WAIT}, patchbay without slot wait;
- * {@value #PATCHBAY_NO_PLACEMENT}, patchbay without placement; {@value #DYNAMO_HRW} and {@value #DYNAMO_MCF},
- * NVIDIA Dynamo's LoRA routing over its placement in either mode.
+ * with {@code patchbay} and a profile file's profiles, which are variants of it to try, none with the others), and the
+ * router's default placement (off); a profile file's profiles run with placement on. More names:
+ * {@value #PATCHBAY_NO_WAIT}, patchbay without slot wait; {@value #PATCHBAY_PLACEMENT}, patchbay with placement on;
+ * {@value #DYNAMO_HRW} and {@value #DYNAMO_MCF}, NVIDIA Dynamo's LoRA routing over its placement in either mode.
  */
 public record SimPolicy(String name, ProfileDefinition profile, FlowControl flowControl, String placement) {
     public static final String PATCHBAY_NO_WAIT = "patchbay-no-wait";
-    public static final String PATCHBAY_NO_PLACEMENT = "patchbay-no-placement";
+    public static final String PATCHBAY_PLACEMENT = "patchbay-placement";
     public static final String DYNAMO_HRW = DynamoPlacement.HRW_NAME;
     public static final String DYNAMO_MCF = DynamoPlacement.MCF_NAME;
 
@@ -30,7 +29,7 @@ public record SimPolicy(String name, ProfileDefinition profile, FlowControl flow
     public static List<String> names(ProfileFile profileFile) {
         List<String> names = new ArrayList<>(Profiles.NAMES);
         names.add(PATCHBAY_NO_WAIT);
-        names.add(PATCHBAY_NO_PLACEMENT);
+        names.add(PATCHBAY_PLACEMENT);
         names.add(DYNAMO_HRW);
         names.add(DYNAMO_MCF);
         if (profileFile != null) {
@@ -63,9 +62,9 @@ public record SimPolicy(String name, ProfileDefinition profile, FlowControl flow
                         null);
                 yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), placement(config));
             }
-            case PATCHBAY_NO_PLACEMENT -> {
-                RouterConfig config = builtIn(Profiles.PATCHBAY);
-                yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), null);
+            case PATCHBAY_PLACEMENT -> {
+                RouterConfig config = builtIn(Profiles.PATCHBAY).withPlacementOn(true);
+                yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), placement(config));
             }
             case DYNAMO_HRW, DYNAMO_MCF -> {
                 RouterConfig config = builtIn(Profiles.DYNAMO_PLACEMENT);
@@ -78,9 +77,9 @@ public record SimPolicy(String name, ProfileDefinition profile, FlowControl flow
                         own ? new RouterConfig.FlowControlConfig(FlowControl.DEFAULT_SLOT_WAIT, null) : null;
                 RouterConfig config =
                         new RouterConfig(name, own ? profileFile : null, flow, null, null, null, null, null, null);
-                // The built-in peers are measured as they route; Patchbay's profile, and a profile file's, with the
-                // router's default placement, as the router would run them.
-                String placement = name.equals(Profiles.PATCHBAY) || own ? placement(config) : null;
+                // The built-in profiles with the router's default placement (none); a profile file's, variants of
+                // patchbay's to try, with placement on, as patchbay-placement.
+                String placement = own ? placement(config.withPlacementOn(true)) : placement(config);
                 yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), placement);
             }
         };

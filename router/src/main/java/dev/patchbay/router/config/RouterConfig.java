@@ -101,7 +101,7 @@ public record RouterConfig(
     }
 
     /**
-     * {@code placement}: each field optional. {@code enabled} (default true), {@code algorithm} ({@code balanced},
+     * {@code placement}: each field optional. {@code enabled} (default false), {@code algorithm} ({@code balanced},
      * {@code dynamo-hrw}, {@code dynamo-mcf}), the {@link PlacementSettings} fields, and {@code adapterPaths}, where an
      * adapter's files are when no server lists it (a server's {@code /v1/models} gives the others).
      */
@@ -123,7 +123,7 @@ public record RouterConfig(
         }
 
         public boolean on() {
-            return enabled == null || enabled;
+            return enabled != null && enabled;
         }
 
         public String algorithmName() {
@@ -166,7 +166,7 @@ public record RouterConfig(
                         p.adapterPaths()));
     }
 
-    /** Placement as configured, every default filled in (on, balanced, {@link PlacementSettings#DEFAULT}). */
+    /** Placement as configured, every default filled in (off, balanced, {@link PlacementSettings#DEFAULT}). */
     public PlacementConfig effectivePlacement() {
         PlacementConfig p =
                 placement != null ? placement : new PlacementConfig(null, null, null, null, null, null, null, null);

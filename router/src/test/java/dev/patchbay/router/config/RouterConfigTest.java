@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.patchbay.router.flow.FlowControl;
 import dev.patchbay.router.pick.EndpointPicker;
+import dev.patchbay.router.place.PlacementSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,6 +75,34 @@ class RouterConfigTest {
         assertThat(config.profile()).isEqualTo("patchbay");
         assertThat(config.adapters()).isNull();
         assertThat(config.effectiveFlowControl()).isEqualTo(new FlowControl(FlowControl.DEFAULT_SLOT_WAIT, null));
+    }
+
+    @Test
+    void placementIsOffUnlessSwitchedOnAndItsSettingsAreRead() throws Exception {
+        assertThat(RouterConfig.parse("{}").effectivePlacement().on()).isFalse();
+        RouterConfig config = RouterConfig.parse("{\"placement\": {\"enabled\": true, \"algorithm\": \"dynamo-mcf\", "
+                + "\"interval\": \"2s\", \"maxLoadsPerTick\": 1, \"adapterPaths\": {\"sql\": \"/lora/sql\"}}}");
+        RouterConfig.PlacementConfig p = config.effectivePlacement();
+        assertThat(p.on()).isTrue();
+        assertThat(p.algorithmName()).isEqualTo("dynamo-mcf");
+        assertThat(p.settings().interval()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(p.settings().maxLoadsPerTick()).isEqualTo(1);
+        assertThat(p.settings().rateHalfLife()).isEqualTo(PlacementSettings.DEFAULT.rateHalfLife());
+        assertThat(p.adapterPaths()).containsEntry("sql", "/lora/sql");
+        // The command line's switch keeps the rest.
+        RouterConfig.PlacementConfig off = config.withPlacementOn(false).effectivePlacement();
+        assertThat(off.on()).isFalse();
+        assertThat(off.algorithmName()).isEqualTo("dynamo-mcf");
+        assertThat(RouterConfig.DEFAULT
+                        .withPlacementOn(true)
+                        .effectivePlacement()
+                        .on())
+                .isTrue();
+
+        assertThatThrownBy(() -> RouterConfig.parse("{\"placement\": {\"algorithm\": \"random\"}}"))
+                .hasMessageContaining("unknown placement algorithm 'random'");
+        assertThatThrownBy(() -> RouterConfig.parse("{\"placement\": {\"releaseAfter\": 0}}"))
+                .hasMessageContaining("releaseAfter");
     }
 
     @Test
@@ -157,7 +186,7 @@ class RouterConfigTest {
                 .hasSize(3);
         assertThatThrownBy(() -> RouterConfig.parse("{\"profileFile\": \"" + file + "\", \"profile\": \"c\"}"))
                 .hasMessageContaining("unknown profile 'c'; known: round-robin, least-queue, gie-default, gie-lora, "
-                        + "llmd-load-state, patchbay, a, b (built-in and from " + profiles + ")");
+                        + "llmd-load-state, patchbay, dynamo-placement, a, b (built-in and from " + profiles + ")");
     }
 
     @Test
