@@ -100,36 +100,22 @@ public record RunResult(
                 0);
     }
 
+    /** The same result without the wall time, for comparing two runs. */
+    public RunResult withoutWallTime() {
+        return copy(policy, 0, placementLoads, placementDisagreement);
+    }
+
     /** The same result under another policy name. */
     public RunResult withPolicy(String name) {
-        return new RunResult(
-                workload,
-                name,
-                rate,
-                requests,
-                completed,
-                failed,
-                unfinished,
-                ttftP50,
-                ttftP90,
-                ttftP99,
-                e2eP99,
-                outputTokens,
-                outputTokensPerSecond,
-                loadsFromStorage,
-                loadsIntoSlots,
-                slotEvictions,
-                hostEvictions,
-                slotHitShare,
-                virtualSeconds,
-                wallSeconds,
-                requestsPerReplica,
-                placementLoads,
-                placementDisagreement);
+        return copy(name, wallSeconds, placementLoads, placementDisagreement);
     }
 
     /** The same result with placement's figures. */
     public RunResult withPlacement(long loads, double disagreement) {
+        return copy(policy, wallSeconds, loads, disagreement);
+    }
+
+    private RunResult copy(String policy, double wallSeconds, long placementLoads, double placementDisagreement) {
         return new RunResult(
                 workload,
                 policy,
@@ -151,34 +137,6 @@ public record RunResult(
                 slotHitShare,
                 virtualSeconds,
                 wallSeconds,
-                requestsPerReplica,
-                loads,
-                disagreement);
-    }
-
-    /** The same result without the wall time, for comparing two runs. */
-    public RunResult withoutWallTime() {
-        return new RunResult(
-                workload,
-                policy,
-                rate,
-                requests,
-                completed,
-                failed,
-                unfinished,
-                ttftP50,
-                ttftP90,
-                ttftP99,
-                e2eP99,
-                outputTokens,
-                outputTokensPerSecond,
-                loadsFromStorage,
-                loadsIntoSlots,
-                slotEvictions,
-                hostEvictions,
-                slotHitShare,
-                virtualSeconds,
-                0,
                 requestsPerReplica,
                 placementLoads,
                 placementDisagreement);
