@@ -6,6 +6,7 @@ import dev.patchbay.engine.PatchbayVersion;
 import dev.patchbay.launcher.conformance.ConformanceCommand;
 import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.launcher.peers.PeersBenchCommand;
+import dev.patchbay.launcher.placement.PlacementBenchCommand;
 import dev.patchbay.model.GenerateModelCommand;
 import dev.patchbay.router.RouteCommand;
 import dev.patchbay.server.ServeCommand;
@@ -25,6 +26,7 @@ import picocli.CommandLine.Command;
             GatewayCommand.class,
             ConformanceCommand.class,
             PeersBenchCommand.class,
+            PlacementBenchCommand.class,
             SimulateCommand.class,
             SweepCommand.class,
             GenerateModelCommand.class,

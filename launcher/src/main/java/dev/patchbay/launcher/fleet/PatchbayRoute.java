@@ -42,9 +42,23 @@ public final class PatchbayRoute implements AutoCloseable {
      */
     public static PatchbayRoute start(List<Endpoint> servers, String profile, boolean picker, Path dir)
             throws IOException, InterruptedException {
+        return start(servers, profile, null, picker, List.of(), dir);
+    }
+
+    /**
+     * As {@link #start(List, String, boolean, Path)}, with {@code profile} taken from {@code profileFile} (null: a
+     * built-in profile) and {@code extraArgs} added to route's command line, such as {@code --placement on}.
+     */
+    public static PatchbayRoute start(
+            List<Endpoint> servers, String profile, Path profileFile, boolean picker, List<String> extraArgs, Path dir)
+            throws IOException, InterruptedException {
         Files.createDirectories(dir);
         Path config = dir.resolve("router.json");
-        Files.writeString(config, "{\"profile\": \"" + profile + "\"}\n");
+        String fileKey = profileFile == null
+                ? ""
+                : ", \"profileFile\": \""
+                        + profileFile.toAbsolutePath().toString().replace("\\", "\\\\") + "\"";
+        Files.writeString(config, "{\"profile\": \"" + profile + "\"" + fileKey + "}\n");
         List<String> command = new ArrayList<>(SimFleet.ownJvm("512m"));
         command.addAll(List.of(
                 "route",
@@ -59,6 +73,7 @@ public final class PatchbayRoute implements AutoCloseable {
         if (picker) {
             command.addAll(List.of("--ext-proc-port", "0", "--grpc-health-port", "0"));
         }
+        command.addAll(extraArgs);
         ChildProcess process = ChildProcess.start("patchbay-route", command, dir.resolve("route.log"));
         try {
             int port = process.await("listen", START_LIMIT, () -> find(process, LISTENING));

@@ -31,6 +31,7 @@ public final class SimFleet implements AutoCloseable {
      * @param maxNumSeqs   requests in a batch at most ({@code --max-num-seqs})
      * @param simLatencyMs the simulated model's latencies ({@code --sim-latency-ms})
      * @param heap         each server's maximum heap ({@code -Xmx}), such as {@code 256m}
+     * @param extraArgs    more {@code serve} flags, such as {@code --allow-runtime-lora-updating}
      */
     public record Settings(
             int servers,
@@ -40,9 +41,31 @@ public final class SimFleet implements AutoCloseable {
             int maxCpuLoras,
             int maxNumSeqs,
             String simLatencyMs,
-            String heap) {
+            String heap,
+            List<String> extraArgs) {
         public Settings {
             adapters = List.copyOf(adapters);
+            extraArgs = List.copyOf(extraArgs);
+        }
+
+        /** Servers with no flags beyond these. */
+        public Settings(
+                int servers,
+                String base,
+                List<String> adapters,
+                int maxLoras,
+                int maxCpuLoras,
+                int maxNumSeqs,
+                String simLatencyMs,
+                String heap) {
+            this(servers, base, adapters, maxLoras, maxCpuLoras, maxNumSeqs, simLatencyMs, heap, List.of());
+        }
+
+        /** The same servers with {@code more} flags besides. */
+        public Settings withExtraArgs(List<String> more) {
+            List<String> all = new ArrayList<>(extraArgs);
+            all.addAll(more);
+            return new Settings(servers, base, adapters, maxLoras, maxCpuLoras, maxNumSeqs, simLatencyMs, heap, all);
         }
 
         /** The command line of one server, after {@code serve}. */
@@ -71,6 +94,7 @@ public final class SimFleet implements AutoCloseable {
             for (String adapter : adapters) {
                 args.addAll(List.of("--lora-modules", adapter + "=" + adapterDir.resolve(adapter)));
             }
+            args.addAll(extraArgs);
             return args;
         }
     }

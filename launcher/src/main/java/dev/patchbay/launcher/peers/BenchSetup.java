@@ -70,6 +70,15 @@ public enum BenchSetup {
 
     /** Starts this front over {@code servers}, its files and logs under {@code dir}. */
     public Front start(List<Endpoint> servers, Path dir) throws IOException, InterruptedException {
+        return start(servers, dir, List.of());
+    }
+
+    /**
+     * As {@link #start(List, Path)}, with {@code routeArgs} added to Patchbay's route command line (such as {@code
+     * --placement on}); the field's fronts take no such flags and ignore them.
+     */
+    public Front start(List<Endpoint> servers, Path dir, List<String> routeArgs)
+            throws IOException, InterruptedException {
         if (field != null) {
             FieldFront.Running running = field.start(servers, dir);
             return new Front() {
@@ -86,7 +95,7 @@ public enum BenchSetup {
         }
         String profile = this == GIE_LORA_PICKER ? "gie-lora" : "patchbay";
         boolean picker = this != PATCHBAY_PROXY;
-        PatchbayRoute route = PatchbayRoute.start(servers, profile, picker, dir.resolve("route"));
+        PatchbayRoute route = PatchbayRoute.start(servers, profile, null, picker, routeArgs, dir.resolve("route"));
         if (!picker) {
             return new Front() {
                 @Override

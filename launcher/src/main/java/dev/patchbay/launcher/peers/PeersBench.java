@@ -47,6 +47,8 @@ public final class PeersBench {
      * @param outputTokens answer length (ignore_eos)
      * @param seed         the load tool's seed: the same stream for every setup
      * @param probes       requests timed on each path for the added latency
+     * @param placement    Patchbay's route with its placement controller on ({@code --placement on}, the servers
+     *                     with {@code --allow-runtime-lora-updating}), else off
      */
     public record Settings(
             SimFleet.Settings fleet,
@@ -57,7 +59,32 @@ public final class PeersBench {
             int inputTokens,
             int outputTokens,
             long seed,
-            int probes) {}
+            int probes,
+            boolean placement) {
+        /** Placement off. */
+        public Settings(
+                SimFleet.Settings fleet,
+                List<BenchSetup> setups,
+                List<Stage> stages,
+                String operating,
+                Duration warmUp,
+                int inputTokens,
+                int outputTokens,
+                long seed,
+                int probes) {
+            this(fleet, setups, stages, operating, warmUp, inputTokens, outputTokens, seed, probes, false);
+        }
+
+        /** The servers as started: with the runtime adapter API when placement may use it. */
+        SimFleet.Settings servers() {
+            return placement ? fleet.withExtraArgs(List.of("--allow-runtime-lora-updating")) : fleet;
+        }
+
+        /** Patchbay route's flags: placement stated, whatever route's default is. */
+        List<String> routeArgs() {
+            return List.of("--placement", placement ? "on" : "off");
+        }
+    }
 
     /** Everything measured, as written to {@code peers-bench.json}. */
     public record Results(
@@ -89,8 +116,8 @@ public final class PeersBench {
         long started = System.nanoTime();
         for (BenchSetup setup : settings.setups()) {
             Path dir = out.resolve(setup.id());
-            try (SimFleet fleet = SimFleet.start(settings.fleet(), dir.resolve("fleet"));
-                    BenchSetup.Front front = setup.start(fleet.servers(), dir)) {
+            try (SimFleet fleet = SimFleet.start(settings.servers(), dir.resolve("fleet"));
+                    BenchSetup.Front front = setup.start(fleet.servers(), dir, settings.routeArgs())) {
                 progress.accept(status(++step, steps, started, setup, "added latency"));
                 added.put(
                         setup.id(),

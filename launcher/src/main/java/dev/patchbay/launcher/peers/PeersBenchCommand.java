@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -113,11 +114,26 @@ public final class PeersBenchCommand implements Callable<Integer> {
             description = "Requests timed on each path for the added latency (default ${DEFAULT-VALUE}).")
     int probes;
 
+    @Option(
+            names = "--placement",
+            defaultValue = "off",
+            paramLabel = "on|off",
+            description = "Patchbay's route setups with the placement controller on or off (default ${DEFAULT-VALUE});"
+                    + " on also starts the servers with --allow-runtime-lora-updating.")
+    String placement;
+
     @Option(names = "--out", defaultValue = "peers-bench", description = "Output directory (default ${DEFAULT-VALUE}).")
     Path out;
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
+        if (!placement.equals("on") && !placement.equals("off")) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--placement must be on or off, got '" + placement + "'");
+        }
         PeersBench.Settings settings = settings();
         Map<String, String> versions = versions();
         System.err.println("peers benchmark: " + settings.setups().size() + " setups x "
@@ -160,7 +176,16 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 ? Arrays.asList(BenchSetup.values())
                 : setups.stream().map(BenchSetup::byId).toList();
         return new PeersBench.Settings(
-                fleet, chosen, stages, "poisson x1.00", warmUp, inputTokens, outputTokens, seed, probes);
+                fleet,
+                chosen,
+                stages,
+                "poisson x1.00",
+                warmUp,
+                inputTokens,
+                outputTokens,
+                seed,
+                probes,
+                "on".equals(placement));
     }
 
     private static Map<String, String> versions() throws IOException, InterruptedException {
@@ -184,6 +209,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
 
     private String commandLine() {
         return "patchbay bench-peers --servers " + servers + " --operating-rate " + operatingRate + " --stage-duration "
-                + stageDuration.toSeconds() + "s" + (setups == null ? "" : " --setups " + String.join(",", setups));
+                + stageDuration.toSeconds() + "s" + (setups == null ? "" : " --setups " + String.join(",", setups))
+                + " --placement " + placement;
     }
 }
