@@ -315,6 +315,31 @@ final class Kernels {
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
+    /**
+     * Two packed BF16 rows starting at w[wOff] (each n values, n a multiple of 2L) against x[0 .. n), into y[yOff] and
+     * y[yOff + 1]. Four independent sums where {@link #dotPacked} has two: one row's two chains of multiply-adds wait on
+     * each other's latency, and so bound the one-token decode below memory bandwidth (measured on BF16 rows held in
+     * cache, one thread: 12 to 14 GB/s one row at a time, 26 to 30 GB/s two at a time, and each vector of x is loaded
+     * once for both rows). The widening is written out rather than called: C2 left calls (and boxed vectors) in a
+     * four-row version that went through the helpers.
+     */
+    static void dotPacked2(float[] x, int[] w, int wOff, int n, float[] y, int yOff) {
+        int w0 = wOff, w1 = w0 + n / 2;
+        FloatVector a0 = FloatVector.zero(F), b0 = FloatVector.zero(F);
+        FloatVector a1 = FloatVector.zero(F), b1 = FloatVector.zero(F);
+        for (int i = 0; i < n; i += 2 * L) {
+            FloatVector lo = FloatVector.fromArray(F, x, i), hi = FloatVector.fromArray(F, x, i + L);
+            IntVector v = IntVector.fromArray(I, w, w0 + i / 2);
+            a0 = lo.fma(v.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats(), a0);
+            b0 = hi.fma(v.lanewise(VectorOperators.AND, 0xffff0000).reinterpretAsFloats(), b0);
+            IntVector u = IntVector.fromArray(I, w, w1 + i / 2);
+            a1 = lo.fma(u.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats(), a1);
+            b1 = hi.fma(u.lanewise(VectorOperators.AND, 0xffff0000).reinterpretAsFloats(), b1);
+        }
+        y[yOff] = a0.add(b0).reduceLanes(VectorOperators.ADD);
+        y[yOff + 1] = a1.add(b1).reduceLanes(VectorOperators.ADD);
+    }
+
     /** {@link #dotPacked} for F16. */
     static float dotPackedF16(float[] x, int xOff, int[] w, int wOff, int n) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
@@ -372,11 +397,16 @@ final class Kernels {
     static void matmulRowsPacked(
             float[] x, int tokens, int in, int[] w, boolean f16, int rowFrom, int rowTo, float[] y, int yStride) {
         if (tokens == 1) {
-            // Rows one at a time: measured faster than four-row tiles at one token (RealExecutorBenchmark's batch 1,
-            // about 47 against 30 tokens/s), and a four-row tile's eight F16 conversions exceed the code C2 inlines
-            // into one method, leaving calls that box every vector.
+            // The weights are read straight from the packed rows (no widened copy), BF16 two rows at a time (see
+            // dotPacked2), F16 one: a four-row tile through a buffer was slower at one token (RealExecutorBenchmark's
+            // batch 1, about 30 against 47 tokens/s), and several F16 conversions in one loop exceed the code C2
+            // inlines into one method, leaving calls that box every vector.
             if (f16) for (int o = rowFrom; o < rowTo; o++) y[o] = dotPackedF16(x, 0, w, o * in / 2, in);
-            else for (int o = rowFrom; o < rowTo; o++) y[o] = dotPacked(x, 0, w, o * in / 2, in);
+            else {
+                int o = rowFrom;
+                for (; o + 2 <= rowTo; o += 2) dotPacked2(x, w, o * in / 2, in, y, o);
+                if (o < rowTo) y[o] = dotPacked(x, 0, w, o * in / 2, in);
+            }
             return;
         }
         float[] rows = new float[4 * in];

@@ -66,38 +66,45 @@ class HalfPrecisionKernelsTest {
 
     @Test
     void matrixProductsEqualThoseOfTheSameValuesHeldAsF32() {
-        SplittableRandom rng = new SplittableRandom(11);
-        // Ten rows (with several tokens: two tiles of four and two rows alone); three vector blocks a row.
-        int rows = 10, cols = 3 * BLOCK, tokens = 6;
-        short[] values = new short[rows * cols];
-        float[] wide = new float[values.length];
-        for (int i = 0; i < values.length; i++) {
-            // Finite values of every exponent, subnormals and zeros included.
-            short h;
-            do h = (short) rng.nextInt(1 << 16);
-            while ((h & 0x7c00) == 0x7c00);
-            values[i] = h;
-            wide[i] = Float.float16ToFloat(h);
-        }
-        Matrix half = Matrix.F16.of(values, rows, cols);
-        Matrix f32 = new Matrix.F32(wide, rows, cols);
-        float[] x = new float[tokens * cols];
-        for (int i = 0; i < x.length; i++) x[i] = (float) rng.nextGaussian();
+        for (boolean bf16 : new boolean[] {false, true}) {
+            SplittableRandom rng = new SplittableRandom(11);
+            // Eleven rows (with several tokens: two tiles of four and three rows alone; with one token, BF16's pairs of
+            // rows and one left over); three vector blocks a row.
+            int rows = 11, cols = 3 * BLOCK, tokens = 6;
+            short[] values = new short[rows * cols];
+            float[] wide = new float[values.length];
+            for (int i = 0; i < values.length; i++) {
+                // Finite values of every exponent, subnormals and zeros included.
+                short h;
+                do h = (short) rng.nextInt(1 << 16);
+                while (bf16 ? (h & 0x7f80) == 0x7f80 : (h & 0x7c00) == 0x7c00);
+                values[i] = h;
+                wide[i] = bf16 ? Float.intBitsToFloat(h << 16) : Float.float16ToFloat(h);
+            }
+            Matrix half = bf16 ? Matrix.Bf16.of(values, rows, cols) : Matrix.F16.of(values, rows, cols);
+            Matrix f32 = new Matrix.F32(wide, rows, cols);
+            float[] x = new float[tokens * cols];
+            for (int i = 0; i < x.length; i++) x[i] = (float) rng.nextGaussian();
 
-        for (int n : new int[] {1, tokens}) {
-            float[] yHalf = new float[n * rows], yF32 = new float[n * rows];
-            half.matmulRows(x, n, 0, rows, yHalf, rows);
-            f32.matmulRows(x, n, 0, rows, yF32, rows);
-            for (int t = 0; t < n; t++) {
-                for (int o = 0; o < rows; o++) {
-                    double scale = 0;
-                    for (int i = 0; i < cols; i++) scale += Math.abs((double) x[t * cols + i] * wide[o * cols + i]);
-                    // The same products, summed in the same lanes; only a lane reduction's order may differ.
-                    assertThat((double) yHalf[t * rows + o])
-                            .as("token %d row %d", t, o)
-                            .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));
-                    assertThat((double) half.dotRow(o, x, t * cols))
-                            .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));
+            for (int n : new int[] {1, tokens}) {
+                // A range starting at an odd row, as a thread's share of the rows may.
+                for (int from : new int[] {0, 3}) {
+                    float[] yHalf = new float[n * rows], yF32 = new float[n * rows];
+                    half.matmulRows(x, n, from, rows, yHalf, rows);
+                    f32.matmulRows(x, n, from, rows, yF32, rows);
+                    for (int t = 0; t < n; t++) {
+                        for (int o = from; o < rows; o++) {
+                            double scale = 0;
+                            for (int i = 0; i < cols; i++)
+                                scale += Math.abs((double) x[t * cols + i] * wide[o * cols + i]);
+                            // The same products, summed in the same lanes; only a lane reduction's order may differ.
+                            assertThat((double) yHalf[t * rows + o])
+                                    .as("%s token %d row %d", bf16 ? "BF16" : "F16", t, o)
+                                    .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));
+                            assertThat((double) half.dotRow(o, x, t * cols))
+                                    .isCloseTo(yF32[t * rows + o], Offset.offset(1e-6 * scale));
+                        }
+                    }
                 }
             }
         }
