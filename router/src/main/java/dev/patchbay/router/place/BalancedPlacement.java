@@ -17,12 +17,16 @@ import java.util.Set;
  * adapter first, to the servers with the least expected traffic so far (hot adapters end up beside cold ones), at most
  * a server's slot count each. Against churn: a home the adapter has now (planned last time, or resident there) counts
  * as {@code keepBonus} of a server's mean traffic lighter, and a home count falls only once the ideal count is
- * {@code shrinkMargin} below the rounding point. Ties go by rendezvous hashing, so equal observations give equal homes.
+ * {@code shrinkMargin} below the rounding point. Among the servers within {@link #SLACK} of a server's mean traffic of
+ * the least loaded, the adapter's rendezvous order decides (bounded-load rendezvous hashing): equal observations give
+ * equal homes, and observations that differ a little, as several routers' do, mostly give them too.
  */
 public final class BalancedPlacement implements PlacementAlgorithm {
     public static final String NAME = "balanced";
     public static final double DEFAULT_KEEP_BONUS = 0.5;
     public static final double DEFAULT_SHRINK_MARGIN = 0.25;
+    /** A home may go to a server up to this share of a server's mean traffic above the least loaded. */
+    static final double SLACK = 0.5;
 
     private final double keepBonus;
     private final double shrinkMargin;
@@ -71,27 +75,32 @@ public final class BalancedPlacement implements PlacementAlgorithm {
             double perHome = rates.get(adapter) / k;
             Set<Endpoint> kept = Set.copyOf(previous.getOrDefault(adapter, List.of()));
             List<Endpoint> chosen = new ArrayList<>(k);
+            List<Integer> ranked = rendezvousOrder(adapter, servers);
             for (int j = 0; j < k; j++) {
-                int best = -1;
-                double bestCost = 0;
-                long bestWeight = 0;
-                for (int s = 0; s < servers.size(); s++) {
+                double[] cost = new double[servers.size()];
+                double least = Double.POSITIVE_INFINITY;
+                for (int s : ranked) {
                     ServerView server = servers.get(s);
+                    cost[s] = Double.POSITIVE_INFINITY;
                     if (used[s] >= server.slots()
                             || chosen.contains(server.endpoint())
                             || !fleet.canHost(server, adapter)) {
                         continue;
                     }
                     boolean keep = kept.contains(server.endpoint()) || server.holds(adapter);
-                    double cost = load[s] - (keep ? keepBonus * meanLoad : 0);
-                    long weight = Rendezvous.weight(adapter, server.endpoint());
-                    if (best < 0 || cost < bestCost || cost == bestCost && weight > bestWeight) {
+                    cost[s] = load[s] - (keep ? keepBonus * meanLoad : 0);
+                    least = Math.min(least, cost[s]);
+                }
+                if (least == Double.POSITIVE_INFINITY) break;
+                // The first server in the adapter's rendezvous order within the slack of the least loaded: routers
+                // whose rates differ a little still choose alike, where the strict least would flip with them.
+                int best = -1;
+                for (int s : ranked) {
+                    if (cost[s] <= least + SLACK * meanLoad) {
                         best = s;
-                        bestCost = cost;
-                        bestWeight = weight;
+                        break;
                     }
                 }
-                if (best < 0) break;
                 chosen.add(servers.get(best).endpoint());
                 load[best] += perHome;
                 used[best]++;
@@ -102,6 +111,13 @@ public final class BalancedPlacement implements PlacementAlgorithm {
             }
         }
         return homes;
+    }
+
+    private static List<Integer> rendezvousOrder(String adapter, List<ServerView> servers) {
+        List<Integer> order = new ArrayList<>();
+        for (int s = 0; s < servers.size(); s++) order.add(s);
+        order.sort(Comparator.comparing(s -> servers.get(s).endpoint(), Rendezvous.order(adapter)));
+        return order;
     }
 
     /** Adapters by rate, highest first, ties by name. */
