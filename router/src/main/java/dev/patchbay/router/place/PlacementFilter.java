@@ -8,11 +8,15 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * NVIDIA Dynamo's request filter over a placement: the adapter's homes that have it loaded; else its homes (the
- * request loads it there); else every candidate. Base-model requests pass unfiltered.
+ * NVIDIA Dynamo's request filter over a placement: the adapter's available homes that have it loaded; else its
+ * available homes (the request loads it there); else every candidate. Available: not busy, here at most
+ * {@link #BUSY_WAITING} requests waiting (Dynamo's frontend marks a worker busy by its load). Base-model requests pass
+ * unfiltered.
  */
 public final class PlacementFilter implements Filter {
     public static final String NAME = "placement";
+    /** A server with more requests waiting than this is busy, as the gateway's saturation detector counts. */
+    public static final int BUSY_WAITING = 5;
 
     private final Supplier<Placement> placement;
 
@@ -31,7 +35,7 @@ public final class PlacementFilter implements Filter {
         Placement now = placement.get();
         String adapter = request.model();
         List<EndpointState> homes = candidates.stream()
-                .filter(c -> now.isHome(adapter, c.endpoint()))
+                .filter(c -> now.isHome(adapter, c.endpoint()) && c.metrics().waitingRequests() <= BUSY_WAITING)
                 .toList();
         if (homes.isEmpty()) return candidates;
         List<EndpointState> loaded =
