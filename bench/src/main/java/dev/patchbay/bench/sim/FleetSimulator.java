@@ -13,18 +13,10 @@ import dev.patchbay.engine.sched.EngineCore;
 import dev.patchbay.engine.sim.SimModel;
 import dev.patchbay.engine.sim.SimulatedExecutor;
 import dev.patchbay.router.pick.Endpoint;
-import dev.patchbay.router.pick.EndpointPicker;
 import dev.patchbay.router.pick.PickRequest;
-import dev.patchbay.router.pick.profile.PluginContext;
 import dev.patchbay.router.pick.profile.ProfileFile;
 import dev.patchbay.router.place.AdapterAdmin;
-import dev.patchbay.router.place.Placement;
-import dev.patchbay.router.place.PlacementController;
-import dev.patchbay.router.place.PlacementSettings;
-import dev.patchbay.router.place.Placements;
-import dev.patchbay.router.place.PoolFleet;
 import dev.patchbay.router.pool.EndpointPool;
-import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.router.pool.EndpointStatus;
 import dev.patchbay.router.pool.Send;
 import dev.patchbay.router.route.RequestLifecycle;
@@ -40,8 +32,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.DoubleConsumer;
 
 /**
@@ -139,7 +129,7 @@ public final class FleetSimulator implements AutoCloseable {
         try {
             run.loop(progress);
         } finally {
-            for (RouterReplica router : run.routers) router.pool.close();
+            for (SimRouter router : run.routers) router.close();
         }
         RunResult result = RunSummary.of(
                 settings,
@@ -151,14 +141,6 @@ public final class FleetSimulator implements AutoCloseable {
                 run.lastEndNanos,
                 (System.nanoTime() - wallStart) / 1e9);
         return result.withPlacement(run.placementLoads(), run.disagreementShare());
-    }
-
-    /** One router of the fleet's front: its own pool (scraped on its own phase), picker, lifecycle and placement. */
-    private static final class RouterReplica {
-        EndpointPool pool;
-        RequestLifecycle lifecycle;
-        PlacementController placement;
-        long nextScrape;
     }
 
     private List<Replica> startReplicas(VirtualClock clock, long seed) {
@@ -193,7 +175,7 @@ public final class FleetSimulator implements AutoCloseable {
         private final Map<Endpoint, Replica> byEndpoint = new HashMap<>();
         private final int[][] prompts = new int[settings.maxModelLen()][];
         /** The routers in front of the fleet; requests go to them in turn. */
-        final List<RouterReplica> routers = new ArrayList<>();
+        final List<SimRouter> routers = new ArrayList<>();
 
         private int nextRouter;
         private long lastEndNanos;
@@ -215,48 +197,32 @@ public final class FleetSimulator implements AutoCloseable {
             for (Replica r : replicas) byEndpoint.put(r.endpoint, r);
             sentTo = new int[replicas.size()];
             List<Endpoint> endpoints = replicas.stream().map(r -> r.endpoint).toList();
-            AdapterAdmin admin = new EngineAdmin();
-            for (int i = 0; i < FleetSimulator.this.routers; i++) {
-                RouterReplica router = new RouterReplica();
-                EndpointPool.MetricsSource source = switch (scrapePath) {
-                    case TEXT ->
-                        EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
-                    case SNAPSHOT -> (endpoint, ids) -> byEndpoint.get(endpoint).scrapedMetrics(ids);
-                };
-                router.pool = new EndpointPool(
-                        EndpointSource.of(endpoints),
+            AdapterAdmin admin = new EngineAdmin(byEndpoint, adapterIndex);
+            EndpointPool.MetricsSource source = switch (scrapePath) {
+                case TEXT ->
+                    EndpointPool.pages(endpoint -> byEndpoint.get(endpoint).page());
+                case SNAPSHOT -> (endpoint, ids) -> byEndpoint.get(endpoint).scrapedMetrics(ids);
+            };
+            int count = FleetSimulator.this.routers;
+            for (int i = 0; i < count; i++) {
+                routers.add(new SimRouter(
+                        i,
+                        count,
+                        policy,
+                        seed,
+                        endpoints,
                         source,
-                        Duration.ofNanos(settings.scrapeNanos()),
-                        STALENESS,
                         this::scrapeFailed,
-                        clock::nanos);
-                if (policy.places()) {
-                    EndpointPool pool = router.pool;
-                    router.placement = new PlacementController(
-                            PlacementSettings.DEFAULT,
-                            Placements.create(policy.placement()),
-                            () -> PoolFleet.read(pool, adapterPaths),
-                            admin,
-                            () -> adapterPaths,
-                            clock::nanos);
-                }
-                PlacementController placement = router.placement;
-                // The first router draws as a single router always did, so one-router runs keep their streams.
-                Random random = new Random(i == 0 ? seed : seed * 31 + i);
-                EndpointPicker picker = policy.profile()
-                        .create(new PluginContext(
-                                random, clock::nanos, placement == null ? () -> Placement.NONE : placement::placement));
-                router.lifecycle = new RequestLifecycle(router.pool, picker, policy.flowControl());
-                if (placement != null) router.lifecycle.placeWith(placement);
-                // Each router scrapes on its own phase, as independent replicas do.
-                router.nextScrape = settings.scrapeNanos() * i / FleetSimulator.this.routers;
-                routers.add(router);
+                        settings.scrapeNanos(),
+                        clock,
+                        admin,
+                        adapterPaths));
             }
         }
 
         long placementLoads() {
             long loads = 0;
-            for (RouterReplica r : routers) {
+            for (SimRouter r : routers) {
                 if (r.placement != null) loads += r.placement.loadsStarted();
             }
             return loads;
@@ -294,7 +260,7 @@ public final class FleetSimulator implements AutoCloseable {
                 }
                 boolean waiting = false; // released at a coming scrape
                 long nextScrape = Long.MAX_VALUE;
-                for (RouterReplica router : routers) {
+                for (SimRouter router : routers) {
                     waiting |= router.lifecycle.waitingForSlot() > 0;
                     nextScrape = Math.min(nextScrape, router.nextScrape);
                 }
@@ -311,7 +277,7 @@ public final class FleetSimulator implements AutoCloseable {
                 for (Replica r : replicas) {
                     if (r.pending != null && r.pendingEndNanos == t) finish(r, t);
                 }
-                for (RouterReplica router : routers) {
+                for (SimRouter router : routers) {
                     if (t == router.nextScrape) {
                         router.pool.scrapeNow();
                         router.nextScrape += settings.scrapeNanos();
@@ -358,7 +324,7 @@ public final class FleetSimulator implements AutoCloseable {
             String adapter = settings.workload().adapters().get(trace.adapter()[i]);
             RequestLifecycle.Admitted admitted =
                     new RequestLifecycle.Admitted(PickRequest.adapter(adapter), null, false, trace.promptTokens()[i]);
-            RouterReplica router = routers.get(nextRouter);
+            SimRouter router = routers.get(nextRouter);
             nextRouter = (nextRouter + 1) % routers.size();
             if (routers.size() > 1 && router.placement != null) tallyAgreement(adapter);
             router.lifecycle.route(admitted, RequestLifecycle.ANY_ENDPOINT, decision -> submit(i, adapter, decision));
@@ -367,7 +333,7 @@ public final class FleetSimulator implements AutoCloseable {
         private void tallyAgreement(String adapter) {
             placementConsulted++;
             List<Endpoint> first = routers.getFirst().lifecycle.placement().homesOf(adapter);
-            for (RouterReplica other : routers) {
+            for (SimRouter other : routers) {
                 if (!other.lifecycle.placement().homesOf(adapter).equals(first)) {
                     placementDisagreed++;
                     return;
@@ -419,42 +385,6 @@ public final class FleetSimulator implements AutoCloseable {
             }
             r.registered[index] = true;
             return true;
-        }
-
-        /**
-         * Placement's loads and unloads on the engines, as a server's admin API does them: a load registers the
-         * adapter and loads it, or brings a registered one into host memory; an unload ends its registration once
-         * its requests are done (a later request registers it again, from storage).
-         */
-        private final class EngineAdmin implements AdapterAdmin {
-            @Override
-            public CompletableFuture<Void> load(Endpoint endpoint, String adapter, String path, boolean served) {
-                Replica r = byEndpoint.get(endpoint);
-                int index = adapterIndex.get(adapter);
-                try {
-                    CompletableFuture<?> loaded = r.registered[index]
-                            ? r.core.preloadAdapter(adapter)
-                            : r.core.loadAdapter(adapter, Path.of(path), false, true);
-                    r.registered[index] = true;
-                    r.wantsStep = true;
-                    return loaded.thenApply(a -> null);
-                } catch (AdapterException e) {
-                    return CompletableFuture.failedFuture(e);
-                }
-            }
-
-            @Override
-            public CompletableFuture<Void> unload(Endpoint endpoint, String adapter) {
-                Replica r = byEndpoint.get(endpoint);
-                int index = adapterIndex.get(adapter);
-                try {
-                    CompletableFuture<Void> done = r.core.unloadAdapter(adapter);
-                    r.wantsStep = true;
-                    return done.thenRun(() -> r.registered[index] = false);
-                } catch (AdapterException e) {
-                    return CompletableFuture.failedFuture(e);
-                }
-            }
         }
 
         /** Prompt contents do not matter to the simulated executor; the engine copies them, so share by length. */

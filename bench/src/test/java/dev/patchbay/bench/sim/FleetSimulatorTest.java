@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.router.pick.Profiles;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Small fleets over short virtual runs: determinism, conservation, round-robin balance. */
@@ -41,6 +42,33 @@ class FleetSimulatorTest {
 
         RunResult otherSeed = run(s, Profiles.PATCHBAY, trace(s, 15, 4), 4);
         assertThat(otherSeed.withoutWallTime()).isNotEqualTo(first.withoutWallTime());
+    }
+
+    @Test
+    void placementAndSeveralRoutersLoseNoRequestAndRepeat() {
+        SimSettings s = small();
+        Trace trace = trace(s, 15, 6);
+        for (String policy : List.of(SimPolicy.PATCHBAY_PLACEMENT, SimPolicy.DYNAMO_HRW, SimPolicy.DYNAMO_MCF)) {
+            for (int routers : new int[] {1, 3}) {
+                RunResult first = runWithRouters(s, policy, trace, routers);
+                assertThat(first.completed()).as(policy + " " + routers).isEqualTo(trace.size());
+                assertThat(first.placementDisagreement()).isBetween(0.0, 1.0);
+                if (routers == 1) assertThat(first.placementDisagreement()).isZero();
+                assertThat(runWithRouters(s, policy, trace, routers).withoutWallTime())
+                        .isEqualTo(first.withoutWallTime());
+            }
+        }
+        // Patchbay's own placement loads the hot adapters' homes ahead of demand; Dynamo's only routes.
+        assertThat(runWithRouters(s, SimPolicy.PATCHBAY_PLACEMENT, trace, 1).placementLoads())
+                .isPositive();
+        assertThat(runWithRouters(s, SimPolicy.DYNAMO_MCF, trace, 1).placementLoads())
+                .isZero();
+    }
+
+    private static RunResult runWithRouters(SimSettings s, String policy, Trace trace, int routers) {
+        try (FleetSimulator sim = new FleetSimulator(s, FleetSimulator.ScrapePath.SNAPSHOT, null, routers)) {
+            return sim.run(policy, trace, 15, 6, f -> {});
+        }
     }
 
     @Test
