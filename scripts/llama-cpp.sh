@@ -97,7 +97,7 @@ bench() {
   local model="$work/smollm2-135m-bf16"
   echo "load before: $(uptime)" >&2
   probe "$threads" "$work/probe-before.json"
-  "$JAVA_HOME/bin/java" --add-modules jdk.incubator.vector -XX:+UseZGC -Xmx4g -cp "$cp" \
+  "$JAVA_HOME/bin/java" --add-modules jdk.incubator.vector -XX:+UseZGC -Xmx2g -cp "$cp" \
     dev.patchbay.model.CpuBenchMain "$model" "$threads" "$repeats" | tail -1 >"$work/patchbay.json"
   "$venv/bin/python" "$here/model/src/test/python/llama_cpp_bench.py" measure "$model" "$work/gguf" "$threads" \
     "$repeats" | tail -1 >"$work/llama-cpp.json"
