@@ -217,9 +217,18 @@ final class Kernels {
         }
     }
 
-    /** gate = silu(gate) * up, elementwise over [from, to). */
+    /**
+     * gate = silu(gate) * up, elementwise over [from, to). In vectors, with the Vector API's exp: a scalar Math.exp
+     * per value took 8% of a 512-token prompt's time.
+     */
     static void siluMul(float[] gate, float[] up, int from, int to) {
-        for (int i = from; i < to; i++) {
+        int i = from;
+        for (; i + L <= to; i += L) {
+            FloatVector g = FloatVector.fromArray(F, gate, i);
+            FloatVector e = g.neg().lanewise(VectorOperators.EXP);
+            g.div(e.add(1f)).mul(FloatVector.fromArray(F, up, i)).intoArray(gate, i);
+        }
+        for (; i < to; i++) {
             float g = gate[i];
             gate[i] = g / (1f + (float) Math.exp(-g)) * up[i];
         }

@@ -26,7 +26,8 @@ import java.util.SplittableRandom;
  * </ul>
  *
  * and the process's resident memory with the base model (before the adapters are loaded) and with them. Prints one JSON object on its last line. Run with the model module's test
- * class path and {@code --add-modules jdk.incubator.vector}; args: model dir, threads, repeats.
+ * class path and {@code --add-modules jdk.incubator.vector}; args: model dir, threads, repeats, and for a profiler
+ * {@code decode-only} or {@code prompt-only}.
  */
 public final class CpuBenchMain {
     private static final int DECODE_STEPS = 64;
@@ -46,10 +47,13 @@ public final class CpuBenchMain {
         // 16 sequences of 8 blocks for the batches, 32 more for the 512-token prompt.
         try (LlamaModel model = LlamaModel.load(dir, 16 * 8 + PROMPT / BLOCK, BLOCK, 16 * targetSets.size(), threads)) {
             LlamaExecutor ex = model.executor();
-            if (args.length > 3 && args[3].equals("decode-only")) {
-                // For a profiler: batch-1 decode and nothing else, for as many repeats as asked.
-                for (int r = 0; r < repeats; r++)
-                    System.err.printf("decode %.1f tokens/s%n", RealExecutorMain.decode(ex, 1, -1, DECODE_STEPS));
+            if (args.length > 3) {
+                // For a profiler: batch-1 decode or the 512-token prompt and nothing else, as many times as asked.
+                for (int r = 0; r < repeats; r++) {
+                    if (args[3].equals("decode-only"))
+                        System.err.printf("decode %.1f tokens/s%n", RealExecutorMain.decode(ex, 1, -1, DECODE_STEPS));
+                    else System.err.printf("prompt %.1f tokens/s%n", prompt(ex));
+                }
                 return;
             }
             long weightBytes = model.weightBytesByDtype().values().stream()
