@@ -155,6 +155,7 @@ public final class FleetSimulator implements AutoCloseable {
                     .maxNumSeqs(settings.maxNumSeqs())
                     .numKvBlocks(settings.numKvBlocks())
                     .maxModelLen(settings.maxModelLen())
+                    .maxConcurrentAdapterLoads(settings.loadsInFlight())
                     .seed(seed + i)
                     .build();
             SimModel model = new SimModel(

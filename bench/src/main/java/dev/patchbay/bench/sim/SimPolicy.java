@@ -15,7 +15,7 @@ import java.util.List;
  * its controller runs (null: none), resolved as the router resolves its configuration ({@link RouterConfig}): a
  * built-in profile's name, or one of a profile file's, each with the router's default flow control for it (slot wait
  * with {@code patchbay} and a profile file's profiles, which are variants of it to try, none with the others), and the
- * router's default placement (off); a profile file's profiles run with placement on. More names:
+ * router's default placement (off). More names:
  * {@value #PATCHBAY_NO_WAIT}, patchbay without slot wait; {@value #PATCHBAY_PLACEMENT}, patchbay with placement on;
  * {@value #DYNAMO_HRW} and {@value #DYNAMO_MCF}, NVIDIA Dynamo's LoRA routing over its placement in either mode.
  */
@@ -77,9 +77,7 @@ public record SimPolicy(String name, ProfileDefinition profile, FlowControl flow
                         own ? new RouterConfig.FlowControlConfig(FlowControl.DEFAULT_SLOT_WAIT, null) : null;
                 RouterConfig config =
                         new RouterConfig(name, own ? profileFile : null, flow, null, null, null, null, null, null);
-                // The built-in profiles with the router's default placement (none); a profile file's, variants of
-                // patchbay's to try, with placement on, as patchbay-placement.
-                String placement = own ? placement(config.withPlacementOn(true)) : placement(config);
+                String placement = placement(config);
                 yield new SimPolicy(name, config.profileDefinition(), config.effectiveFlowControl(), placement);
             }
         };

@@ -12,6 +12,7 @@ import dev.patchbay.router.pick.MaxScorePicker;
 import dev.patchbay.router.pick.OwnPicksCounter;
 import dev.patchbay.router.pick.PrefillQueueScorer;
 import dev.patchbay.router.pick.QueueScorer;
+import dev.patchbay.router.pick.RendezvousScorer;
 import dev.patchbay.router.pick.ResidencyScores;
 import dev.patchbay.router.pick.RoundRobinPicker;
 import dev.patchbay.router.pick.profile.Plugin.FilterPlugin;
@@ -45,6 +46,7 @@ public final class PluginTypes {
     public static final String ROUND_ROBIN_PICKER = RoundRobinPicker.NAME + "-picker";
     public static final String OWN_PICKS_COUNTER = OwnPicksCounter.NAME;
     public static final String PLACEMENT_SCORER = PlacementScorer.NAME + "-scorer";
+    public static final String RENDEZVOUS_SCORER = RendezvousScorer.NAME + "-scorer";
     public static final String PLACEMENT_FILTER = PlacementFilter.NAME + "-filter";
 
     private static final Map<String, PluginType> TYPES = index(List.of(
@@ -151,6 +153,10 @@ public final class PluginTypes {
                     List.of(),
                     p -> new ScorerPlugin(
                             PLACEMENT_SCORER, PlacementScorer.NAME, c -> new PlacementScorer(c.placement()))),
+            new PluginType(
+                    RENDEZVOUS_SCORER,
+                    List.of(),
+                    p -> new ScorerPlugin(RENDEZVOUS_SCORER, RendezvousScorer.NAME, c -> new RendezvousScorer())),
             new PluginType(
                     PLACEMENT_FILTER,
                     List.of(),
