@@ -35,7 +35,8 @@ final class SimRouter implements AutoCloseable {
     long nextScrape;
 
     /**
-     * Router {@code index} of {@code count}: it scrapes at {@code index / count} of the scrape interval, and the first
+     * Router {@code index} of {@code count}: it scrapes once at once, then at {@code index / count} of the scrape
+     * interval and every interval after, and the first
      * draws its random choices as a single router always did, so one-router runs keep their streams.
      */
     SimRouter(
@@ -73,6 +74,9 @@ final class SimRouter implements AutoCloseable {
         lifecycle = new RequestLifecycle(pool, picker, policy.flowControl());
         if (placement != null) lifecycle.placeWith(placement);
         nextScrape = scrapeNanos * index / count;
+        // A router reads every server before it takes requests, as the real one does at start; its rounds then
+        // keep their own phase.
+        if (nextScrape > 0) pool.scrapeNow();
     }
 
     @Override

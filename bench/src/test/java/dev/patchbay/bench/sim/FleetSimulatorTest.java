@@ -58,6 +58,12 @@ class FleetSimulatorTest {
                         .isEqualTo(first.withoutWallTime());
             }
         }
+        // Requests from the first instant on find every router ready (each reads the servers before its first round).
+        Trace early = Trace.generate(
+                s.workload(), 1000, SECOND / 5, Arrivals.POISSON, Trace.Lengths.SHAREGPT_LIKE, s.maxModelLen(), 7);
+        // The fourth request goes to the fourth router before that router's first round (at 3/4 of an interval).
+        assertThat(early.arrivalNanos()[3]).isLessThan(s.scrapeNanos() * 3 / 4);
+        assertThat(runWithRouters(s, Profiles.PATCHBAY, early, 4).failed()).isZero();
         // Patchbay's own placement loads the hot adapters' homes ahead of demand; Dynamo's only routes.
         assertThat(runWithRouters(s, SimPolicy.PATCHBAY_PLACEMENT, trace, 1).placementLoads())
                 .isPositive();
