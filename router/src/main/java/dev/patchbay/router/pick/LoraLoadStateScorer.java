@@ -2,7 +2,6 @@ package dev.patchbay.router.pick;
 
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -138,20 +137,12 @@ public final class LoraLoadStateScorer implements Scorer {
         int best = -1;
         long bestHash = 0;
         for (int i = 0; i < candidates.size(); i++) {
-            long h = fnv1a64(adapter, candidates.get(i).endpoint().address());
+            long h = Rendezvous.fnv1a64(adapter, candidates.get(i).endpoint().address());
             if (best < 0 || Long.compareUnsigned(h, bestHash) > 0) {
                 best = i;
                 bestHash = h;
             }
         }
         return best;
-    }
-
-    static long fnv1a64(String adapter, String endpoint) {
-        long h = 0xcbf29ce484222325L;
-        for (byte b : adapter.getBytes(StandardCharsets.UTF_8)) h = (h ^ (b & 0xff)) * 0x100000001b3L;
-        h = (h ^ 0) * 0x100000001b3L;
-        for (byte b : endpoint.getBytes(StandardCharsets.UTF_8)) h = (h ^ (b & 0xff)) * 0x100000001b3L;
-        return h;
     }
 }

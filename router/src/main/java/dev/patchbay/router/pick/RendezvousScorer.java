@@ -1,6 +1,5 @@
 package dev.patchbay.router.pick;
 
-import dev.patchbay.router.place.Rendezvous;
 import java.util.List;
 
 /**

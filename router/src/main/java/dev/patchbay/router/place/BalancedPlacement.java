@@ -1,6 +1,7 @@
 package dev.patchbay.router.place;
 
 import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.Rendezvous;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

@@ -2,7 +2,6 @@ package dev.patchbay.router.pick;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.patchbay.router.place.Rendezvous;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import java.util.ArrayList;
 import java.util.Collections;

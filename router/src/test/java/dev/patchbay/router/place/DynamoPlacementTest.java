@@ -3,6 +3,7 @@ package dev.patchbay.router.place;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pick.Rendezvous;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

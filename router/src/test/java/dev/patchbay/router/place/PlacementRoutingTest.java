@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
+import dev.patchbay.router.pick.Rendezvous;
 import dev.patchbay.router.scrape.AdapterResidency;
 import dev.patchbay.router.scrape.EndpointMetrics;
 import java.util.List;

@@ -1,6 +1,5 @@
-package dev.patchbay.router.place;
+package dev.patchbay.router.pick;
 
-import dev.patchbay.router.pick.Endpoint;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -19,16 +18,22 @@ public final class Rendezvous {
 
     private Rendezvous() {}
 
-    /** The weight of {@code endpoint} for {@code adapter}; higher ranks first. */
-    public static long weight(String adapter, Endpoint endpoint) {
+    /** FNV-1a (64-bit) over {@code adapter}, a zero byte and {@code address}: llm-d's home hash, as it is. */
+    public static long fnv1a64(String adapter, String address) {
         long h = FNV_OFFSET;
         for (byte b : adapter.getBytes(StandardCharsets.UTF_8)) {
             h = (h ^ (b & 0xff)) * FNV_PRIME;
         }
         h = (h ^ 0) * FNV_PRIME;
-        for (byte b : endpoint.address().getBytes(StandardCharsets.UTF_8)) {
+        for (byte b : address.getBytes(StandardCharsets.UTF_8)) {
             h = (h ^ (b & 0xff)) * FNV_PRIME;
         }
+        return h;
+    }
+
+    /** The weight of {@code endpoint} for {@code adapter}; higher ranks first. */
+    public static long weight(String adapter, Endpoint endpoint) {
+        long h = fnv1a64(adapter, endpoint.address());
         // splitmix64's finaliser
         h = (h ^ (h >>> 30)) * 0xbf58476d1ce4e5b9L;
         h = (h ^ (h >>> 27)) * 0x94d049bb133111ebL;
