@@ -109,7 +109,8 @@ def table(probe_file, patchbay_file, llama_file):
          frac(pb["batch16_lora_tps"] / 16, pb["weight_bytes"]), None, None),
     ]
     print(f"Bandwidth probe: {probe['median_gbs']:.1f} GB/s (median of {probe['passes']} read passes over "
-          f"{probe['mib']} MiB, {probe['threads']} threads; best {probe['best_gbs']:.1f})")
+          f"{probe['mib']} MiB, {probe['threads']} threads; best pass {probe['best_gbs']:.1f}; before the sides "
+          f"{probe['before_gbs']:.1f}, after {probe['after_gbs']:.1f}, the higher taken)")
     print()
     print("| case | Patchbay, tokens/s | weight bytes read per second, share of the probe | llama.cpp, tokens/s "
           "| weight bytes read per second, share of the probe | Patchbay / llama.cpp |")
