@@ -2,10 +2,9 @@ package dev.patchbay.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.patchbay.engine.stats.AdapterState;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.patchbay.engine.sim.SimTokenizer;
+import dev.patchbay.engine.stats.AdapterState;
 import dev.patchbay.testkit.Await;
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -290,7 +289,8 @@ class ServerApiTest {
                         "{\"lora_name\":\"delta\",\"lora_path\":\"" + other + "\",\"load_inplace\":true}"),
                 400,
                 "cannot change its path");
-        assertThat(h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"delta\"}").statusCode())
+        assertThat(h.post("/v1/unload_lora_adapter", "{\"lora_name\":\"delta\"}")
+                        .statusCode())
                 .isEqualTo(200);
     }
 
