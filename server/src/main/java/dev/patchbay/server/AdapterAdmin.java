@@ -46,7 +46,9 @@ final class AdapterAdmin {
                 throw ApiException.badRequest("The lora adapter '" + name + "' is loaded from "
                         + registered.spec().path() + "; load_inplace cannot change its path.");
             }
-            load = registered != null ? engine.preloadAdapter(name) : engine.loadAdapter(name, paths.confine(path), pinned);
+            load = registered != null
+                    ? engine.preloadAdapter(name)
+                    : engine.loadAdapter(name, paths.confine(path), pinned);
         } catch (AdapterException e) {
             throw EngineErrors.of(e);
         }

@@ -72,8 +72,7 @@ class LlmdLoadStateTest {
     void theHomeIsTheHighestFnv1aHashWhateverTheOrder() {
         // FNV-1a 64 of the bytes adapter, 0, address; reference values from an independent implementation.
         assertThat(Long.toHexString(Rendezvous.fnv1a64("", ""))).isEqualTo("af63bd4c8601b7df");
-        assertThat(Long.toHexString(Rendezvous.fnv1a64("sql", "10.0.0.1:8000")))
-                .isEqualTo("197f8d121c50d4d5");
+        assertThat(Long.toHexString(Rendezvous.fnv1a64("sql", "10.0.0.1:8000"))).isEqualTo("197f8d121c50d4d5");
         List<EndpointState> states = new ArrayList<>();
         for (int port = 1; port <= 8; port++) states.add(state(port, EndpointMetrics.EMPTY));
         Endpoint home = states.get(LoraLoadStateScorer.home("sql", states)).endpoint();
