@@ -40,8 +40,9 @@ public final class PlacementBenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--max-num-seqs",
-            defaultValue = "16",
-            description = "Requests in a batch per server (default ${DEFAULT-VALUE}).")
+            defaultValue = "4",
+            description = "Requests in a batch per server (default ${DEFAULT-VALUE}: small enough that the hottest "
+                    + "adapter's traffic does not fit on one server).")
     int maxNumSeqs;
 
     @Option(
@@ -52,7 +53,7 @@ public final class PlacementBenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--rate",
-            defaultValue = "20",
+            defaultValue = "40",
             description = "Requests per second, Poisson (default ${DEFAULT-VALUE}).")
     double rate;
 
@@ -160,8 +161,12 @@ public final class PlacementBenchCommand implements Callable<Integer> {
     }
 
     private String commandLine() {
-        return "patchbay bench-placement --servers " + servers + " --rate " + rate + " --sim-latency-ms "
-                + simLatencyMs + " --warm-up " + warmUp.toSeconds() + "s --window " + window.toSeconds() + "s --shift "
-                + shift.toSeconds() + "s" + (setups == null ? "" : " --setups " + String.join(",", setups));
+        return "patchbay bench-placement --servers " + servers + " --max-loras " + maxLoras + " --max-cpu-loras "
+                + maxCpuLoras + " --max-num-seqs " + maxNumSeqs + " --sim-latency-ms " + simLatencyMs + " --rate "
+                + rate + " --weights "
+                + String.join(",", weights.stream().map(String::valueOf).toList())
+                + " --output-tokens " + outputTokens + " --warm-up " + warmUp.toSeconds() + "s --window "
+                + window.toSeconds() + "s --shift " + shift.toSeconds() + "s --seed " + seed
+                + (setups == null ? "" : " --setups " + String.join(",", setups));
     }
 }

@@ -20,7 +20,8 @@ final class PlacementReport {
 
     private PlacementReport() {}
 
-    record Verdict(String target, boolean met, String figures) {}
+    /** A target, whether it was met (null: it does not apply, as following a shift without placement). */
+    record Verdict(String target, Boolean met, String figures) {}
 
     static List<Verdict> judge(PlacementBench.Settings settings, PlacementBench.SetupResult setup) {
         List<PhaseResult> windows =
@@ -45,16 +46,17 @@ final class PlacementReport {
                 String.format(Locale.ROOT, "slot hit rate at least %.2f", HIT_TARGET), hitting, hits.toString()));
         long shiftSeconds = settings.shift().toSeconds();
         Double follow = setup.followSeconds();
+        boolean placementOn = setup.phases().getLast().placementAtEnd() != null;
         verdicts.add(new Verdict(
                 "after the shift, " + settings.newHottest() + " placed on " + PlacementBench.FOLLOW_HOMES
                         + "+ homes that all hold it within the shift phase (" + shiftSeconds + " s)",
-                follow != null && follow <= shiftSeconds,
-                follow == null
-                        ? (setup.phases().getLast().placementAtEnd() == null
-                                ? "n/a: placement off"
-                                : "not placed within "
-                                        + (shiftSeconds + settings.window().toSeconds()) + " s")
-                        : String.format(Locale.ROOT, "%.2f s", follow)));
+                placementOn ? (Boolean) (follow != null && follow <= shiftSeconds) : null,
+                !placementOn
+                        ? "placement off"
+                        : follow == null
+                                ? "not placed within "
+                                        + (shiftSeconds + settings.window().toSeconds()) + " s"
+                                : String.format(Locale.ROOT, "%.2f s", follow)));
         verdicts.add(new Verdict("no request fails", failed == 0, failed + " of " + sent + " failed"));
         return verdicts;
     }
@@ -95,7 +97,7 @@ final class PlacementReport {
                 md.append("| ")
                         .append(v.target())
                         .append(" | ")
-                        .append(v.met() ? "met" : "**not met**")
+                        .append(v.met() == null ? "n/a" : v.met() ? "met" : "**not met**")
                         .append(" | ")
                         .append(v.figures())
                         .append(" |\n");
