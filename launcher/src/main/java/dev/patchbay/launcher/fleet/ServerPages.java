@@ -78,6 +78,15 @@ public final class ServerPages {
             return sum;
         }
 
+        /** Per server, in the servers' order, the sum of {@code sample}'s values. */
+        public List<Double> perServer(String sample) {
+            List<Double> sums = new ArrayList<>(pages.size());
+            for (MetricsPage page : pages) {
+                sums.add(new Snapshot(List.of(page)).total(sample));
+            }
+            return sums;
+        }
+
         /** Whether every server's page has samples of {@code sample}. */
         public boolean allHave(String sample) {
             return pages.stream().allMatch(page -> !page.samples(sample).isEmpty());

@@ -3,6 +3,7 @@ package dev.patchbay.launcher.load;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.patchbay.bench.sim.Percentiles;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -75,7 +76,11 @@ public record AiperfReport(
         static Ttft of(List<Double> values) {
             double[] sorted =
                     values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-            return new Ttft(sorted.length, nearestRank(sorted, 50), nearestRank(sorted, 90), nearestRank(sorted, 99));
+            return new Ttft(
+                    sorted.length,
+                    Percentiles.nearestRank(sorted, 50),
+                    Percentiles.nearestRank(sorted, 90),
+                    Percentiles.nearestRank(sorted, 99));
         }
     }
 
@@ -84,16 +89,6 @@ public record AiperfReport(
 
     public AiperfReport {
         models = java.util.Collections.unmodifiableMap(new TreeMap<>(models));
-    }
-
-    /**
-     * The p-th percentile (0 < p <= 100) of a sorted sample by nearest rank: the value at rank ceil(p/100 * n);
-     * NaN for an empty sample.
-     */
-    static double nearestRank(double[] sorted, double p) {
-        if (sorted.length == 0) return Double.NaN;
-        int rank = (int) Math.ceil(p / 100.0 * sorted.length);
-        return sorted[Math.clamp(rank - 1, 0, sorted.length - 1)];
     }
 
     /** Reads the three files of an aiperf artifact directory. */

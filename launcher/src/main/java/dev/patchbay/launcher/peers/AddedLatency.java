@@ -1,5 +1,6 @@
 package dev.patchbay.launcher.peers;
 
+import dev.patchbay.bench.sim.Percentiles;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -55,11 +56,13 @@ public record AddedLatency(double directP50, double directP99, double frontP50, 
             directTimes[i] = firstEventSeconds(http, direct, model);
             frontTimes[i] = firstEventSeconds(http, front, model);
         }
+        Arrays.sort(directTimes);
+        Arrays.sort(frontTimes);
         return new AddedLatency(
-                percentile(directTimes, 50),
-                percentile(directTimes, 99),
-                percentile(frontTimes, 50),
-                percentile(frontTimes, 99),
+                Percentiles.nearestRank(directTimes, 50),
+                Percentiles.nearestRank(directTimes, 99),
+                Percentiles.nearestRank(frontTimes, 50),
+                Percentiles.nearestRank(frontTimes, 99),
                 samples);
     }
 
@@ -87,13 +90,5 @@ public record AddedLatency(double directP50, double directP99, double frontP50, 
             }
         }
         throw new IOException(base + " answered a timed request without an event");
-    }
-
-    /** Nearest-rank percentile of {@code values}. */
-    static double percentile(double[] values, double p) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        int rank = (int) Math.ceil(p / 100 * sorted.length);
-        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
     }
 }

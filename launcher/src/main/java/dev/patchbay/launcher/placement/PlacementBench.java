@@ -5,11 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
+import dev.patchbay.bench.sim.Percentiles;
 import dev.patchbay.launcher.fleet.PatchbayRoute;
 import dev.patchbay.launcher.fleet.ServerPages;
 import dev.patchbay.launcher.fleet.SimFleet;
-import dev.patchbay.router.prom.MetricsPage;
-import dev.patchbay.router.prom.Sample;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -211,8 +210,8 @@ final class PlacementBench {
                 mine.size(),
                 (int) mine.stream().filter(OpenLoopLoad.Outcome::failed).count(),
                 failures(mine),
-                percentile(ttft, 0.50),
-                percentile(ttft, 0.99),
+                Percentiles.nearestRank(ttft, 50),
+                Percentiles.nearestRank(ttft, 99),
                 perServer,
                 fewest == 0 ? Double.POSITIVE_INFINITY : most / fewest,
                 lookups == 0 ? Double.NaN : hits / lookups,
@@ -245,25 +244,13 @@ final class PlacementBench {
 
     /** Per server, in fleet order, the growth of {@code sample}. */
     private static List<Double> perServer(Snapshot before, Snapshot after, String sample) {
-        List<Double> counts = new ArrayList<>();
-        for (int i = 0; i < after.pages().pages().size(); i++) {
-            counts.add(sum(after.pages().pages().get(i), sample)
-                    - sum(before.pages().pages().get(i), sample));
+        List<Double> then = before.pages().perServer(sample);
+        List<Double> now = after.pages().perServer(sample);
+        List<Double> counts = new ArrayList<>(now.size());
+        for (int i = 0; i < now.size(); i++) {
+            counts.add(now.get(i) - then.get(i));
         }
         return counts;
-    }
-
-    private static double sum(MetricsPage page, String sample) {
-        return page.samples(sample).stream().mapToDouble(Sample::value).sum();
-    }
-
-    /** Nearest-rank percentile of sorted values; NaN when there are none. */
-    static double percentile(double[] sorted, double q) {
-        if (sorted.length == 0) {
-            return Double.NaN;
-        }
-        int rank = (int) Math.ceil(q * sorted.length);
-        return sorted[Math.clamp(rank - 1, 0, sorted.length - 1)];
     }
 
     private void write(Results results) throws IOException {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.patchbay.bench.sim.Percentiles;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -101,12 +102,12 @@ class AiperfReportTest {
     @Test
     void nearestRankIsTheValueAtRankCeilPN() {
         double[] oneToTen = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-        assertThat(AiperfReport.nearestRank(oneToTen, 50)).isEqualTo(5);
-        assertThat(AiperfReport.nearestRank(oneToTen, 90)).isEqualTo(9);
-        assertThat(AiperfReport.nearestRank(oneToTen, 99)).isEqualTo(10);
-        assertThat(AiperfReport.nearestRank(oneToTen, 100)).isEqualTo(10);
-        assertThat(AiperfReport.nearestRank(new double[] {7}, 1)).isEqualTo(7);
-        assertThat(AiperfReport.nearestRank(new double[0], 50)).isNaN();
+        assertThat(Percentiles.nearestRank(oneToTen, 50)).isEqualTo(5);
+        assertThat(Percentiles.nearestRank(oneToTen, 90)).isEqualTo(9);
+        assertThat(Percentiles.nearestRank(oneToTen, 99)).isEqualTo(10);
+        assertThat(Percentiles.nearestRank(oneToTen, 100)).isEqualTo(10);
+        assertThat(Percentiles.nearestRank(new double[] {7}, 1)).isEqualTo(7);
+        assertThat(Percentiles.nearestRank(new double[0], 50)).isNaN();
     }
 
     @Test
