@@ -82,9 +82,8 @@ public final class Router implements AutoCloseable {
             placement = new PlacementController(
                     placementConfig.settings(),
                     Placements.create(placementConfig.algorithmName()),
-                    () -> PoolFleet.read(pool, PoolFleet.paths(pool, configured)),
+                    () -> PoolFleet.read(pool, configured),
                     new HttpAdapterAdmin(scrapeClient, ADMIN_TIMEOUT),
-                    () -> PoolFleet.paths(pool, configured),
                     System::nanoTime);
             metrics.watch(placement);
         } else {

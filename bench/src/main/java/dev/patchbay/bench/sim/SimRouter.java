@@ -64,7 +64,6 @@ final class SimRouter implements AutoCloseable {
                         Placements.create(policy.placement()),
                         () -> PoolFleet.read(pool, adapterPaths),
                         admin,
-                        () -> adapterPaths,
                         clock::nanos)
                 : null;
         Random random = new Random(index == 0 ? seed : seed * 31 + index);

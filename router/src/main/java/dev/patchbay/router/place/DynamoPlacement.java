@@ -151,7 +151,7 @@ public final class DynamoPlacement implements PlacementAlgorithm {
         List<Endpoint> endpoints = fleet.endpoints();
         for (String adapter : names) {
             int k = counts.get(adapter);
-            Set<Endpoint> loaded = holders(adapter, fleet);
+            Set<Endpoint> loaded = fleet.holders(adapter);
             Set<Endpoint> prior = Set.copyOf(previous.getOrDefault(adapter, List.of()));
             List<Endpoint> ranked = Rendezvous.rank(adapter, endpoints);
             List<Endpoint> chosen = new ArrayList<>();
@@ -205,7 +205,7 @@ public final class DynamoPlacement implements PlacementAlgorithm {
             }
             if (chosen.isEmpty()) {
                 // Overflow: Dynamo narrows to warm workers, else one rendezvous home.
-                Set<Endpoint> warm = holders(names.get(l), fleet);
+                Set<Endpoint> warm = fleet.holders(names.get(l));
                 chosen.addAll(warm.isEmpty() ? List.of(Rendezvous.first(names.get(l), endpoints)) : warm);
             }
             chosen.sort(Rendezvous.order(names.get(l)));
@@ -224,13 +224,5 @@ public final class DynamoPlacement implements PlacementAlgorithm {
         for (String adapter : idle) {
             homes.put(adapter, List.of(Rendezvous.first(adapter, fleet.endpoints())));
         }
-    }
-
-    private static Set<Endpoint> holders(String adapter, FleetState fleet) {
-        Set<Endpoint> holders = new HashSet<>();
-        for (ServerView s : fleet.servers()) {
-            if (s.holds(adapter)) holders.add(s.endpoint());
-        }
-        return holders;
     }
 }

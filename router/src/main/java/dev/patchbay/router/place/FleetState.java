@@ -1,14 +1,16 @@
 package dev.patchbay.router.place;
 
 import dev.patchbay.router.pick.Endpoint;
+import java.util.HashSet;
 import java.util.List;
-import java.util.function.Predicate;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
- * What a placement is planned from: the servers in a stable order, and which adapters can be loaded where they are
- * not served yet (the controller knows their path).
+ * What a placement is planned from, and acted on: the servers in a stable order, and where each adapter's files are
+ * for loading it where it is not served yet (null: unknown, so placement never loads it there).
  */
-public record FleetState(List<ServerView> servers, Predicate<String> loadable) {
+public record FleetState(List<ServerView> servers, Function<String, String> pathOf) {
     public FleetState {
         servers = List.copyOf(servers);
     }
@@ -23,8 +25,30 @@ public record FleetState(List<ServerView> servers, Predicate<String> loadable) {
         return total;
     }
 
+    /** Where the adapter's files are, or null. */
+    public String path(String adapter) {
+        return pathOf.apply(adapter);
+    }
+
     /** The adapter may have a home on {@code server}: served there already, or loadable. */
     public boolean canHost(ServerView server, String adapter) {
-        return server.slots() > 0 && (server.serves(adapter) || loadable.test(adapter));
+        return server.slots() > 0 && (server.serves(adapter) || path(adapter) != null);
+    }
+
+    /** The server at {@code endpoint}, or null. */
+    public ServerView server(Endpoint endpoint) {
+        for (ServerView s : servers) {
+            if (s.endpoint().equals(endpoint)) return s;
+        }
+        return null;
+    }
+
+    /** The servers holding the adapter, in a slot or in host memory. */
+    public Set<Endpoint> holders(String adapter) {
+        Set<Endpoint> holders = new HashSet<>();
+        for (ServerView s : servers) {
+            if (s.holds(adapter)) holders.add(s.endpoint());
+        }
+        return holders;
     }
 }

@@ -31,9 +31,7 @@ public record Placement(
     }
 
     public boolean isHome(String adapter, Endpoint endpoint) {
-        List<Endpoint> planned = homes.get(adapter);
-        if (planned != null) return planned.contains(endpoint);
-        return endpoint.equals(Rendezvous.first(adapter, servers));
+        return homesOf(adapter).contains(endpoint);
     }
 
     /** Placement released the adapter from the endpoint: requests for it must not go there. */

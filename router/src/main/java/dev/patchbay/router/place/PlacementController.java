@@ -31,7 +31,6 @@ public final class PlacementController {
     private final PlacementAlgorithm algorithm;
     private final Supplier<FleetState> fleet;
     private final AdapterAdmin admin;
-    private final Supplier<Map<String, String>> paths;
     private final LongSupplier nanoClock;
     private final AdapterRates rates;
 
@@ -61,20 +60,17 @@ public final class PlacementController {
     private record Pair(String adapter, Endpoint endpoint) {}
 
     /**
-     * @param paths where each adapter's files are (an adapter without a path is never loaded by placement)
      */
     public PlacementController(
             PlacementSettings settings,
             PlacementAlgorithm algorithm,
             Supplier<FleetState> fleet,
             AdapterAdmin admin,
-            Supplier<Map<String, String>> paths,
             LongSupplier nanoClock) {
         this.settings = settings;
         this.algorithm = algorithm;
         this.fleet = fleet;
         this.admin = admin;
-        this.paths = paths;
         this.nanoClock = nanoClock;
         this.rates = new AdapterRates(settings.rateHalfLife().toNanos() / 1e9);
     }
@@ -142,15 +138,13 @@ public final class PlacementController {
         Map<String, List<Endpoint>> homes = algorithm.plan(observed, state, previous);
         previous = homes;
         if (algorithm.acts()) {
-            Map<String, String> known = paths.get();
-            preload(homes, state, known);
+            preload(homes, state);
             release(homes, state);
         }
         publish(observed, state, homes);
     }
 
-    private void preload(Map<String, List<Endpoint>> homes, FleetState state, Map<String, String> known) {
-        Map<Endpoint, ServerView> byEndpoint = byEndpoint(state);
+    private void preload(Map<String, List<Endpoint>> homes, FleetState state) {
         int left = settings.maxLoadsPerTick();
         for (var e : homes.entrySet()) {
             String adapter = e.getKey();
@@ -159,13 +153,13 @@ public final class PlacementController {
             if (e.getValue().size() < 2) continue;
             for (Endpoint home : e.getValue()) {
                 Pair pair = new Pair(adapter, home);
-                ServerView server = byEndpoint.get(home);
+                ServerView server = state.server(home);
                 if (server.holds(adapter) || pending.contains(pair) || left == 0 || backingOff(home)) continue;
                 Long last = lastLoadTick.get(pair);
                 int asked = loadsAsked.getOrDefault(pair, 0);
                 long cooldown = (long) settings.reloadCooldown() << Math.min(asked - 1, 6);
                 if (last != null && tick - last <= cooldown) continue;
-                String path = known.get(adapter);
+                String path = state.path(adapter);
                 boolean served = server.serves(adapter) && !releasing.contains(pair);
                 if (path == null) continue; // vLLM's API and Patchbay's both need the files' path
                 left--;
@@ -195,7 +189,7 @@ public final class PlacementController {
                         || planned.contains(server.endpoint())
                         || server.pinned(adapter)
                         || server.inFlight(adapter) > 0
-                        || !heldByAHome(adapter, planned, state)) {
+                        || planned.stream().noneMatch(state.holders(adapter)::contains)) {
                     continue;
                 }
                 Pair pair = new Pair(adapter, server.endpoint());
@@ -225,32 +219,14 @@ public final class PlacementController {
         surplusSince.keySet().retainAll(stillSurplus);
         // An unloaded copy stays released (the server's model list may still show it for a while) until placement
         // loads it there again, or it is back and no longer surplus (loaded by someone else).
-        releasing.removeIf(pair -> !pending.contains(pair) && !stillSurplus.contains(pair) && residentAt(pair, state));
+        releasing.removeIf(pair -> !pending.contains(pair)
+                && !stillSurplus.contains(pair)
+                && state.holders(pair.adapter()).contains(pair.endpoint()));
     }
 
     private boolean backingOff(Endpoint endpoint) {
         Long failed = failedAt.get(endpoint);
         return failed != null && tick - failed < BACKOFF_TICKS;
-    }
-
-    private static boolean heldByAHome(String adapter, List<Endpoint> planned, FleetState state) {
-        for (ServerView s : state.servers()) {
-            if (planned.contains(s.endpoint()) && s.holds(adapter)) return true;
-        }
-        return false;
-    }
-
-    private static boolean residentAt(Pair pair, FleetState state) {
-        for (ServerView s : state.servers()) {
-            if (s.endpoint().equals(pair.endpoint())) return s.holds(pair.adapter());
-        }
-        return false;
-    }
-
-    private static Map<Endpoint, ServerView> byEndpoint(FleetState state) {
-        Map<Endpoint, ServerView> map = new HashMap<>();
-        for (ServerView s : state.servers()) map.put(s.endpoint(), s);
-        return map;
     }
 
     private void publish(Map<String, Double> observed, FleetState state, Map<String, List<Endpoint>> homes) {

@@ -20,9 +20,9 @@ public final class PoolFleet {
      * The ready servers that report adapter slots, in the pool's order. Residency comes from Patchbay's families;
      * a server without them (vLLM) holds what it lists, as vLLM keeps every listed adapter loaded.
      *
-     * @param paths adapters placement can load where they are not served yet
+     * @param configured adapter paths of one's own, over those the servers' model lists give
      */
-    public static FleetState read(EndpointPool pool, Map<String, String> paths) {
+    public static FleetState read(EndpointPool pool, Map<String, String> configured) {
         List<ServerView> servers = new ArrayList<>();
         Map<Endpoint, ServedModels> lists = pool.servedModels();
         for (EndpointStatus status : pool.statuses()) {
@@ -52,13 +52,18 @@ public final class PoolFleet {
             }
             servers.add(new ServerView(status.endpoint(), slots, resident, inFlight, listed));
         }
-        return new FleetState(servers, paths::containsKey);
+        return new FleetState(servers, paths(lists.values(), configured)::get);
     }
 
-    /** Adapter paths the servers' model lists give, overridden by {@code configured}. */
-    public static Map<String, String> paths(EndpointPool pool, Map<String, String> configured) {
-        Map<String, String> paths = new HashMap<>();
-        for (ServedModels list : pool.servedModels().values()) paths.putAll(list.adapterRoots());
+    /** Adapter paths the model lists give (vLLM's and Patchbay's {@code root}), overridden by {@code configured}. */
+    private static Map<String, String> paths(Iterable<ServedModels> lists, Map<String, String> configured) {
+        Map<String, String> paths = null;
+        for (ServedModels list : lists) {
+            if (list.adapterRoots().isEmpty()) continue;
+            if (paths == null) paths = new HashMap<>();
+            paths.putAll(list.adapterRoots());
+        }
+        if (paths == null) return configured;
         paths.putAll(configured);
         return paths;
     }

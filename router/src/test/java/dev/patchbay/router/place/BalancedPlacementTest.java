@@ -118,7 +118,7 @@ class BalancedPlacementTest {
         // The second lists its models, not "a", and placement has no path for "a".
         ServerView s = servers.get(1);
         servers.set(1, new ServerView(s.endpoint(), 2, Map.of(), Map.of(), java.util.Set.of("base", "b")));
-        FleetState fleet = new FleetState(servers, a -> false);
+        FleetState fleet = new FleetState(servers, a -> null);
 
         Map<String, List<Endpoint>> homes = new BalancedPlacement().plan(Map.of("a", 9.0, "b", 1.0), fleet, Map.of());
 

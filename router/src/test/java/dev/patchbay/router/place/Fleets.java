@@ -11,6 +11,9 @@ import java.util.Map;
 final class Fleets {
     private Fleets() {}
 
+    /** Where the adapters the tests load are: placement loads no other. */
+    static final Map<String, String> PATHS = Map.of("hot", "/lora/hot", "warm", "/w");
+
     static Endpoint server(int i) {
         return new Endpoint("10.0.0." + (i + 1), 8000);
     }
@@ -19,7 +22,7 @@ final class Fleets {
     static FleetState empty(int n, int slots) {
         List<ServerView> servers = new ArrayList<>();
         for (int i = 0; i < n; i++) servers.add(new ServerView(server(i), slots, Map.of(), Map.of(), null));
-        return new FleetState(servers, a -> true);
+        return new FleetState(servers, PATHS::get);
     }
 
     /** The same servers, server {@code i} holding {@code held} (in host memory, unpinned) with {@code busy} requests. */
@@ -31,7 +34,7 @@ final class Fleets {
         Map<String, Integer> inFlight = new HashMap<>(s.inFlight());
         inFlight.putAll(busy);
         servers.set(i, new ServerView(s.endpoint(), s.slots(), resident, inFlight, s.listed()));
-        return new FleetState(servers, fleet.loadable());
+        return new FleetState(servers, fleet.pathOf());
     }
 
     static Map<String, AdapterResidency> inHost(String... adapters) {

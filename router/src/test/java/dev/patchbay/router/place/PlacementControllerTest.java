@@ -55,13 +55,8 @@ class PlacementControllerTest {
     final AtomicLong clock = new AtomicLong();
     final AtomicReference<FleetState> fleet = new AtomicReference<>(Fleets.empty(3, 2));
     final RecordingAdmin admin = new RecordingAdmin();
-    final PlacementController controller = new PlacementController(
-            SETTINGS,
-            new BalancedPlacement(),
-            fleet::get,
-            admin,
-            () -> Map.of("hot", "/lora/hot", "warm", "/w"),
-            clock::get);
+    final PlacementController controller =
+            new PlacementController(SETTINGS, new BalancedPlacement(), fleet::get, admin, clock::get);
 
     /** {@code n} arrivals for {@code adapter}, then a second passes and a scrape round ends. */
     void second(Map<String, Integer> arrivals) {
@@ -112,7 +107,7 @@ class PlacementControllerTest {
             ServerView s = servers.get(i);
             servers.set(i, new ServerView(s.endpoint(), 2, Map.of(), Map.of(), java.util.Set.of("base", "hot")));
         }
-        fleet.set(new FleetState(servers, a -> true));
+        fleet.set(new FleetState(servers, Fleets.PATHS::get));
         second(Map.of("hot", 10));
         assertThat(admin.calls).isNotEmpty().allMatch(c -> c.endsWith("in place"));
     }
