@@ -76,6 +76,11 @@ public final class Engine implements AutoCloseable {
         return core.submit(request);
     }
 
+    /** {@link EngineCore#submitIfSlot}. */
+    public long submitIfSlot(EngineRequest request) throws RequestRejectedException {
+        return core.submitIfSlot(request);
+    }
+
     public void abort(long requestId) {
         core.abort(requestId);
     }

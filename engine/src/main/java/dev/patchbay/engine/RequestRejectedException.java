@@ -10,7 +10,12 @@ public final class RequestRejectedException extends Exception {
         /** The waiting queue is full (HTTP 503). */
         QUEUE_FULL,
         /** The engine is shutting down (HTTP 503). */
-        SHUTTING_DOWN
+        SHUTTING_DOWN,
+        /**
+         * Asked to start only with a batch slot for its adapter ({@code EngineCore#submitIfSlot}), and none can be had
+         * without waiting for other adapters' requests to finish (HTTP 503).
+         */
+        NO_SLOT
     }
 
     private final Reason reason;

@@ -328,7 +328,8 @@ public final class FleetSimulator implements AutoCloseable {
             SimRouter router = routers.get(nextRouter);
             nextRouter = (nextRouter + 1) % routers.size();
             if (routers.size() > 1 && router.placement != null) tallyAgreement(adapter);
-            router.lifecycle.route(admitted, RequestLifecycle.ANY_ENDPOINT, decision -> submit(i, adapter, decision));
+            router.lifecycle.route(
+                    admitted, RequestLifecycle.ANY_ENDPOINT, decision -> submit(router, i, adapter, decision));
         }
 
         private void tallyAgreement(String adapter) {
@@ -342,7 +343,7 @@ public final class FleetSimulator implements AutoCloseable {
             }
         }
 
-        private void submit(int i, String adapter, RouteDecision decision) {
+        private void submit(SimRouter router, int i, String adapter, RouteDecision decision) {
             if (decision.refused()) {
                 ledger.refused(i);
                 return;
@@ -363,11 +364,17 @@ public final class FleetSimulator implements AutoCloseable {
                     clock.nanos(),
                     new AnswerStream(ledger.sent(i), send));
             try {
-                r.core.submit(req);
+                if (decision.requiresSlot()) r.core.submitIfSlot(req);
+                else r.core.submit(req);
                 r.wantsStep = true;
             } catch (RequestRejectedException e) {
                 send.finished();
-                ledger.refused(i);
+                if (e.reason() == RequestRejectedException.Reason.NO_SLOT) {
+                    // Another router took the slot this one's page showed free: it waits in the router again.
+                    router.lifecycle.slotRefused(decision, again -> submit(router, i, adapter, again));
+                } else {
+                    ledger.refused(i);
+                }
             }
         }
 

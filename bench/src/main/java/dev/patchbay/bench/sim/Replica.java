@@ -1,6 +1,7 @@
 package dev.patchbay.bench.sim;
 
 import dev.patchbay.engine.sched.EngineCore;
+import dev.patchbay.engine.stats.EngineSnapshot;
 import dev.patchbay.metrics.EngineMetrics;
 import dev.patchbay.metrics.MetricsOptions;
 import dev.patchbay.router.pick.Endpoint;
@@ -25,7 +26,7 @@ final class Replica {
     /** Adapters registered on this engine, by workload index; see {@link FleetSimulator}. */
     final boolean[] registered;
 
-    private long scrapedSequence = -1;
+    private EngineSnapshot scrapedSnapshot;
     private EndpointMetrics scraped;
     private EngineMetrics metrics;
     private static final String PAGE_FORMAT = "text/plain;version=0.0.4";
@@ -47,13 +48,14 @@ final class Replica {
 
     /**
      * What a scrape of this replica's page would give the router as of now, built from the engine's snapshot (the
-     * shortcut {@link SnapshotScrape}); rebuilt only when the engine published a new snapshot.
+     * shortcut {@link SnapshotScrape}); rebuilt only when the engine's snapshot changed (a step, or a request
+     * submitted since the last one).
      */
     EndpointMetrics scrapedMetrics(AdapterIds ids) {
-        var snapshot = core.snapshot();
-        if (snapshot.sequence() != scrapedSequence || scraped == null) {
+        EngineSnapshot snapshot = core.snapshot();
+        if (snapshot != scrapedSnapshot) {
             scraped = SnapshotScrape.read(snapshot, SnapshotScrape.View.RESIDENCY, ids);
-            scrapedSequence = snapshot.sequence();
+            scrapedSnapshot = snapshot;
         }
         return scraped;
     }

@@ -64,6 +64,12 @@ public final class EngineCore {
     private final AtomicLong nextRequestId = new AtomicLong(1);
     /** Requests submitted and not yet taken from the inbox. */
     private final AtomicInteger inboxRequests = new AtomicInteger();
+    /** Held while a conditional submit checks for a slot and takes it. */
+    private final Object slotClaims = new Object();
+    /** Submitted requests no published snapshot shows yet: {@link #snapshot} counts them as waiting. */
+    private final UnshownArrivals unshown = new UnshownArrivals();
+    /** Engine thread: the requests taken from the inbox since the last snapshot, which the next one shows. */
+    private final List<Request> acceptedSinceSnapshot = new ArrayList<>();
     /** The waiting queue's length as of the last step, for admission control from other threads. */
     private volatile int waitingCount;
 
@@ -169,9 +175,32 @@ public final class EngineCore {
         if (req.listener().wantsText() || !req.params().stop().isEmpty()) {
             r.text = new OutputText(model.tokenizer(), req.params().stop());
         }
+        unshown.arrived(adapter);
         inbox.add(() -> accept(r));
         wake();
         return id;
+    }
+
+    /**
+     * {@link #submit}, but only when the request's adapter can have a batch slot at once ({@link
+     * dev.patchbay.engine.stats.LoraState#hasSlotFor}), as of the snapshot with every request submitted so far: else
+     * it is refused with {@link Reason#NO_SLOT}. A router that took a slot its stale page showed free learns so at once
+     * and holds the request until some server has one, instead of leaving it queued here. Conditional submits are
+     * checked and submitted one at a time, so two of them never take the same slot.
+     */
+    public long submitIfSlot(EngineRequest req) throws RequestRejectedException {
+        if (req.adapterName() == null || adapters.servable(req.adapterName()) == null) return submit(req);
+        synchronized (slotClaims) {
+            EngineSnapshot s = snapshot();
+            if (s.lora() != null && !s.lora().hasSlotFor(req.adapterName())) {
+                throw new RequestRejectedException(
+                        Reason.NO_SLOT,
+                        "No batch slot can be had for LoRA adapter '" + req.adapterName()
+                                + "' now: every slot is held by adapters with requests in flight or claimed by "
+                                + "adapters waiting for one");
+            }
+            return submit(req);
+        }
     }
 
     private void checkLogprobs(Integer n, String what) throws RequestRejectedException {
@@ -244,8 +273,12 @@ public final class EngineCore {
         return nextRequestId.get() - 1;
     }
 
+    /**
+     * The engine as of its last step, with the requests submitted since then counted as waiting: a page rendered from
+     * it shows a request as soon as the server has it. Listeners get the snapshots as published.
+     */
     public EngineSnapshot snapshot() {
-        return snapshots.latest();
+        return snapshots.withUnshown(snapshots.latest(), unshown);
     }
 
     /** Called on the engine thread with every snapshot, in order. */
@@ -381,6 +414,7 @@ public final class EngineCore {
 
     private void accept(Request r) {
         inboxRequests.decrementAndGet();
+        acceptedSinceSnapshot.add(r);
         active.put(r.id, r);
         r.queuedNanos = clock.nanos();
         scheduler.enqueue(r);
@@ -499,6 +533,9 @@ public final class EngineCore {
     private void publish(StepStats step) {
         dirty = false;
         waitingCount = scheduler.waiting.size();
+        // Before the snapshot that shows them: a reader then may miss a request for a moment, never count it twice.
+        for (Request r : acceptedSinceSnapshot) unshown.shown(r.adapter());
+        acceptedSinceSnapshot.clear();
         EngineSnapshot s = snapshots.publish(scheduler, kv, adapters, stats, step);
         for (Consumer<EngineSnapshot> l : listeners) l.accept(s);
     }

@@ -36,6 +36,23 @@ public record AdapterState(
         }
     }
 
+    /** This state with {@code waiting} requests waiting. */
+    public AdapterState withWaiting(int waiting) {
+        return new AdapterState(
+                name,
+                id,
+                running,
+                waiting,
+                level,
+                loading,
+                pinned,
+                rank,
+                memoryBytes,
+                promptTokens,
+                generationTokens,
+                finished);
+    }
+
     public boolean resident() {
         return level != Level.NONE;
     }

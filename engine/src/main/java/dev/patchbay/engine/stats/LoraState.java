@@ -22,4 +22,21 @@ public record LoraState(
         int hostOnly,
         List<String> runningAdapters,
         List<String> waitingAdapters,
-        double activityChangedUnixSeconds) {}
+        double activityChangedUnixSeconds) {
+
+    /**
+     * Whether a request for {@code adapter} would have a batch slot without waiting for other adapters' requests to
+     * end: the adapter is in a slot, or its requests wait already (a new one joins their load), or a slot is free or
+     * held by an idle unpinned adapter beyond those the adapters waiting for a slot will take.
+     */
+    public boolean hasSlotFor(String adapter) {
+        int claimed = 0, queued = 0;
+        for (AdapterState a : adapters) {
+            boolean inSlot = a.level() == AdapterState.Level.GPU;
+            if (a.name().equals(adapter) && (inSlot || a.waiting() > 0)) return true;
+            if (inSlot && (a.pinned() || a.running() + a.waiting() > 0)) claimed++;
+            if (!inSlot && a.waiting() > 0) queued++;
+        }
+        return maxLoras - claimed - queued > 0;
+    }
+}

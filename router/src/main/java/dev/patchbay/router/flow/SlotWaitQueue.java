@@ -3,9 +3,12 @@ package dev.patchbay.router.flow;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pick.PickResult;
 import dev.patchbay.router.scrape.LoraPlacement;
-import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.ListIterator;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
@@ -49,8 +52,14 @@ public final class SlotWaitQueue {
 
     private final long maxWaitNanos;
     private final LongSupplier nanoClock;
-    private final ArrayDeque<Held> held = new ArrayDeque<>();
+    /** Oldest first: by deadline, as every request waits the same longest wait. */
+    private final LinkedList<Held> held = new LinkedList<>();
+
     private long heldTotal;
+    /** A release round is running: requests held again meanwhile wait in {@link #heldInRound} until it ends. */
+    private boolean releasing;
+
+    private final List<Held> heldInRound = new ArrayList<>();
 
     public SlotWaitQueue(long maxWaitNanos, LongSupplier nanoClock) {
         if (maxWaitNanos <= 0) {
@@ -86,6 +95,35 @@ public final class SlotWaitQueue {
     }
 
     /**
+     * Holds a request again that a server refused for want of a slot, until {@code deadlineNanos} (its first wait's
+     * end), in its place among the others by that deadline; false when the deadline has passed or the queue is full
+     * (it should go out at once).
+     */
+    public synchronized boolean holdAgain(PickRequest request, Waiter waiter, long deadlineNanos) {
+        if (nanoClock.getAsLong() >= deadlineNanos || held.size() + heldInRound.size() >= MAX_HELD) {
+            return false;
+        }
+        Held again = new Held(request, waiter, deadlineNanos);
+        if (releasing) {
+            heldInRound.add(again); // refused by a release of this round: picked again from the next round on
+        } else {
+            insertByDeadline(again);
+        }
+        return true;
+    }
+
+    private void insertByDeadline(Held again) {
+        ListIterator<Held> it = held.listIterator(held.size());
+        while (it.hasPrevious()) {
+            if (it.previous().deadlineNanos() <= again.deadlineNanos()) {
+                it.next();
+                break;
+            }
+        }
+        it.add(again);
+    }
+
+    /**
      * Picks again for every held request, oldest first, and releases each whose pick finds a place, or that has
      * waited the longest wait (with its pick of now). Call after each scrape round.
      *
@@ -97,6 +135,17 @@ public final class SlotWaitQueue {
     public synchronized void releaseReady() {
         long now = nanoClock.getAsLong();
         Map<Object, PickResult> stillWaiting = new HashMap<>();
+        releasing = true;
+        try {
+            releaseReady(now, stillWaiting);
+        } finally {
+            releasing = false;
+            heldInRound.forEach(this::insertByDeadline);
+            heldInRound.clear();
+        }
+    }
+
+    private void releaseReady(long now, Map<Object, PickResult> stillWaiting) {
         for (Iterator<Held> it = held.iterator(); it.hasNext(); ) {
             Held h = it.next();
             boolean due = now >= h.deadlineNanos();
@@ -125,9 +174,16 @@ public final class SlotWaitQueue {
 
     /** Releases every held request now, each with a fresh pick: the router is stopping. */
     public synchronized void releaseAll() {
-        while (!held.isEmpty()) {
-            Held h = held.removeFirst();
-            h.waiter().release(h.waiter().repick());
+        releasing = true;
+        try {
+            while (!held.isEmpty()) {
+                Held h = held.removeFirst();
+                h.waiter().release(h.waiter().repick());
+            }
+        } finally {
+            releasing = false;
+            heldInRound.forEach(this::insertByDeadline);
+            heldInRound.clear();
         }
     }
 

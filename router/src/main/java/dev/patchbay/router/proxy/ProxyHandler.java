@@ -99,10 +99,19 @@ public final class ProxyHandler {
     private void forward(ServerRequest req, ServerResponse res, RouteDecision decision, long arrived)
             throws IOException {
         metrics.pickTook(System.nanoTime() - arrived);
+        // A server refuses a request that asked for a slot when none is free there (another router's request took
+        // it): the request waits in the router again, and goes where a slot frees first.
+        while (!decision.refused() && !send(req, res, decision, arrived)) {
+            decision = lifecycle.awaitSlotAgain(decision);
+        }
         if (decision.refused()) {
             respond(res, decision.error());
-            return;
         }
+    }
+
+    /** Sends the request as decided and relays the answer; false when the server refused it for want of a slot. */
+    private boolean send(ServerRequest req, ServerResponse res, RouteDecision decision, long arrived)
+            throws IOException {
         List<EndpointState> ranked = decision.ranked();
         int attempts = Math.min(MAX_ATTEMPTS, ranked.size());
         boolean everyConnectFailed = true;
@@ -115,14 +124,14 @@ public final class ProxyHandler {
                 HttpResponse<InputStream> upstream;
                 try {
                     upstream = client.send(
-                            upstreamRequest(req, target, decision.body()), HttpResponse.BodyHandlers.ofInputStream());
+                            upstreamRequest(req, target, decision), HttpResponse.BodyHandlers.ofInputStream());
                 } catch (IOException e) {
                     if (!failedBeforeAnswer(e)) {
                         respond(
                                 res,
                                 OpenAiError.badGateway(
                                         "model server " + target.endpoint() + " failed: " + e.getMessage()));
-                        return;
+                        return true;
                     }
                     // No answer came, so the request can go elsewhere (the client has seen nothing yet).
                     boolean connectFailed = e instanceof ConnectException || e instanceof HttpConnectTimeoutException;
@@ -141,13 +150,17 @@ public final class ProxyHandler {
                     continue;
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    return;
+                    return true;
+                }
+                if (slotRefused(decision, upstream)) {
+                    upstream.body().close();
+                    return false;
                 }
                 metrics.picked(target, decision);
                 relay(upstream, res, target, send);
                 metrics.responded(upstream.statusCode());
                 metrics.requestTook(System.nanoTime() - arrived);
-                return;
+                return true;
             } finally {
                 send.finished();
             }
@@ -157,6 +170,16 @@ public final class ProxyHandler {
                 everyConnectFailed
                         ? OpenAiError.noEndpoint("no model server could be reached")
                         : OpenAiError.badGateway(lastFailure));
+        return true;
+    }
+
+    private static boolean slotRefused(RouteDecision decision, HttpResponse<InputStream> upstream) {
+        return decision.requiresSlot()
+                && upstream.statusCode() == 503
+                && upstream.headers()
+                        .firstValue(RequestLifecycle.SLOT_REFUSED_HEADER)
+                        .map(v -> v.equalsIgnoreCase("true"))
+                        .orElse(false);
     }
 
     /**
@@ -170,7 +193,8 @@ public final class ProxyHandler {
                 || !(e instanceof HttpTimeoutException || e instanceof ProtocolException);
     }
 
-    private HttpRequest upstreamRequest(ServerRequest req, EndpointState target, byte[] body) {
+    private HttpRequest upstreamRequest(ServerRequest req, EndpointState target, RouteDecision decision) {
+        byte[] body = decision.body();
         String query = req.query().rawValue();
         URI uri = URI.create("http://" + target.endpoint().address()
                 + req.path().rawPath() + (query == null || query.isEmpty() ? "" : "?" + query));
@@ -186,6 +210,9 @@ public final class ProxyHandler {
                     }
                 }
             }
+        }
+        if (decision.requiresSlot()) {
+            builder.setHeader(RequestLifecycle.REQUIRE_SLOT_HEADER, "true");
         }
         if (body == null) {
             builder.GET();

@@ -147,6 +147,12 @@ public final class RouterMetrics {
                 .help("Adapter requests that waited in the router for a batch slot")
                 .callback(cb -> cb.call(lifecycle.waitedForSlot()))
                 .register(registry);
+        CounterWithCallback.builder()
+                .name("patchbay_router_slot_refusals_total")
+                .help("Adapter requests a server refused for want of a batch slot (another router took the slot the "
+                        + "page showed free) and that waited in the router again")
+                .callback(cb -> cb.call(lifecycle.slotRefusals()))
+                .register(registry);
     }
 
     /** Registers the placement controller's decisions: homes desired and held per adapter, loads and unloads. */

@@ -28,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -58,6 +59,14 @@ public final class RequestLifecycle {
     public static final String OBJECTIVE_HEADER = "x-gateway-inference-objective";
     /** Larger request bodies are refused with 413 by every face: the router holds a whole body to read its model. */
     public static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
+    /**
+     * Sent, {@code true}, with a request that may wait for a batch slot ({@link RouteDecision#requiresSlot}): a Patchbay
+     * server then starts it only if its adapter can have a slot at once, and else answers 503 with {@link
+     * #SLOT_REFUSED_HEADER}. Other servers ignore it.
+     */
+    public static final String REQUIRE_SLOT_HEADER = "x-patchbay-require-slot";
+    /** On a server's 503: it refused the request for want of a slot ({@link #REQUIRE_SLOT_HEADER}). */
+    public static final String SLOT_REFUSED_HEADER = "x-patchbay-slot-refused";
     /** Every ready endpoint may be picked. */
     public static final Predicate<Endpoint> ANY_ENDPOINT = endpoint -> true;
     /** How long past its longest wait a request waits for a release that a stuck scrape round withholds. */
@@ -79,6 +88,8 @@ public final class RequestLifecycle {
     private final Map<String, Integer> objectives;
     /** Where adapter requests wait for a slot; null without slot wait. */
     private final SlotWaitQueue slotWait;
+    /** Requests a server refused for want of a slot, since the start. */
+    private final LongAdder slotRefusals = new LongAdder();
     /** Told of every adapter request; its released copies get no requests. Null without placement. */
     private volatile PlacementController placement;
 
@@ -253,19 +264,58 @@ public final class RequestLifecycle {
             return null;
         }
         PickResult pick = picker.pick(request, candidates.states());
+        long deadline = slotWait == null ? 0 : pool.clock().getAsLong() + slotWait.maxWaitNanos();
         if (slotWait != null) {
-            Waiter waiter = new Waiter(admitted, eligible, onDecided, candidates);
+            Waiter waiter = new Waiter(admitted, eligible, onDecided, candidates, deadline);
             if (slotWait.hold(request, pick, waiter)) {
                 return waiter;
             }
         }
-        dispatch(admitted, candidates, pick, onDecided);
+        dispatch(admitted, eligible, candidates, pick, onDecided, deadline);
+        return null;
+    }
+
+    /**
+     * A server refused {@code refused}'s send for want of a batch slot ({@link #SLOT_REFUSED_HEADER}: a slot its page
+     * showed free was taken, by another router's request most likely): its send ended, the request waits for a slot
+     * again until the end of its first wait, picked anew after every scrape round. {@code onDecided} gets the new
+     * decision, as {@link #route}'s does.
+     */
+    public void slotRefused(RouteDecision refused, Consumer<RouteDecision> onDecided) {
+        retry(refused, onDecided);
+    }
+
+    /** {@link #slotRefused}, waited for on the caller's thread. */
+    public RouteDecision awaitSlotAgain(RouteDecision refused) {
+        CompletableFuture<RouteDecision> decided = new CompletableFuture<>();
+        Waiter held = retry(refused, decided::complete);
+        return held == null ? decided.join() : awaitRelease(held, decided, refused.request());
+    }
+
+    private Waiter retry(RouteDecision refused, Consumer<RouteDecision> onDecided) {
+        RouteDecision.SlotRetry retry = refused.slotRetry();
+        if (retry == null || slotWait == null) {
+            throw new IllegalArgumentException("the decision did not ask for a slot");
+        }
+        slotRefusals.increment();
+        Admitted admitted = retry.admitted();
+        EndpointPool.Candidates candidates = candidates(admitted.request(), retry.eligible());
+        Waiter waiter = new Waiter(admitted, retry.eligible(), onDecided, candidates, retry.deadlineNanos());
+        if (slotWait.holdAgain(admitted.request(), waiter, retry.deadlineNanos())) {
+            return waiter;
+        }
+        dispatch(admitted, retry.eligible(), candidates, waiter.repick(), onDecided, retry.deadlineNanos());
         return null;
     }
 
     /** The pick stands: the send recorded against its first endpoint, the profile's hooks told, the face told. */
     private void dispatch(
-            Admitted admitted, EndpointPool.Candidates candidates, PickResult pick, Consumer<RouteDecision> onDecided) {
+            Admitted admitted,
+            Predicate<Endpoint> eligible,
+            EndpointPool.Candidates candidates,
+            PickResult pick,
+            Consumer<RouteDecision> onDecided,
+            long deadlineNanos) {
         PickRequest request = admitted.request();
         if (pick.outcome() == PickResult.Outcome.NO_ENDPOINT) {
             onDecided.accept(RouteDecision.refuse(OpenAiError.noEndpoint("no model server is ready"), request));
@@ -282,7 +332,10 @@ public final class RequestLifecycle {
                 pick.ranked(),
                 admitted.promptTokens(),
                 candidates.stale(),
-                send));
+                send,
+                slotWait != null && !request.baseModel() && pool.clock().getAsLong() < deadlineNanos
+                        ? new RouteDecision.SlotRetry(admitted, eligible, deadlineNanos)
+                        : null));
     }
 
     private record Dispatched(PickRequest request, List<EndpointState> candidates, EndpointState target, Send send)
@@ -315,9 +368,10 @@ public final class RequestLifecycle {
     private RouteDecision await(Admitted admitted, Predicate<Endpoint> eligible) {
         CompletableFuture<RouteDecision> decided = new CompletableFuture<>();
         Waiter held = start(admitted, eligible, decided::complete);
-        if (held == null) {
-            return decided.join();
-        }
+        return held == null ? decided.join() : awaitRelease(held, decided, admitted.request());
+    }
+
+    private RouteDecision awaitRelease(Waiter held, CompletableFuture<RouteDecision> decided, PickRequest request) {
         try {
             return decided.get(slotWait.maxWaitNanos() + RELEASE_GRACE_NANOS, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -329,7 +383,7 @@ public final class RequestLifecycle {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             if (slotWait.remove(held)) {
-                return RouteDecision.refuse(OpenAiError.noEndpoint("the router is stopping"), admitted.request());
+                return RouteDecision.refuse(OpenAiError.noEndpoint("the router is stopping"), request);
             }
             return decided.join(); // released meanwhile: its send is recorded, and the face ends it
         } catch (ExecutionException e) {
@@ -353,6 +407,11 @@ public final class RequestLifecycle {
     /** Requests waiting for a slot now: the router's own gauge. */
     public int waitingForSlot() {
         return slotWait == null ? 0 : slotWait.size();
+    }
+
+    /** Requests a server refused for want of a batch slot ({@link #slotRefused}), since the start. */
+    public long slotRefusals() {
+        return slotRefusals.sum();
     }
 
     /** Requests that have waited for a slot, since the start. */
@@ -382,17 +441,20 @@ public final class RequestLifecycle {
         private final Admitted admitted;
         private final Predicate<Endpoint> eligible;
         private final Consumer<RouteDecision> onDecided;
+        private final long deadlineNanos;
         private EndpointPool.Candidates candidates; // the last pick's; read and written under the queue's lock
 
         Waiter(
                 Admitted admitted,
                 Predicate<Endpoint> eligible,
                 Consumer<RouteDecision> onDecided,
-                EndpointPool.Candidates candidates) {
+                EndpointPool.Candidates candidates,
+                long deadlineNanos) {
             this.admitted = admitted;
             this.eligible = eligible;
             this.onDecided = onDecided;
             this.candidates = candidates;
+            this.deadlineNanos = deadlineNanos;
         }
 
         @Override
@@ -403,7 +465,7 @@ public final class RequestLifecycle {
 
         @Override
         public void release(PickResult pick) {
-            dispatch(admitted, candidates, pick, onDecided);
+            dispatch(admitted, eligible, candidates, pick, onDecided, deadlineNanos);
         }
 
         /** The same request over the same eligible endpoints (a subset hint is its own predicate) picks alike. */

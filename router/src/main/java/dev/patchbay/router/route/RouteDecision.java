@@ -1,9 +1,11 @@
 package dev.patchbay.router.route;
 
+import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.pick.PickRequest;
 import dev.patchbay.router.pool.Send;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * What to do with one request: refuse it with {@code error}, or send {@code body} to the first of {@code ranked} (the
@@ -19,6 +21,10 @@ import java.util.List;
  *                  ({@link dev.patchbay.router.pool.EndpointPool#candidates})
  * @param send      the send to the first of {@code ranked}, recorded when the decision was made; null when refused.
  *                  The face ends it, or moves it where it sends instead ({@link Send#movedTo})
+ * @param slotRetry non-null when the request waited, or could have waited, for a batch slot and has time left to
+ *                  wait: a face that can send again asks the server to start it only with a slot ({@link
+ *                  RequestLifecycle#REQUIRE_SLOT_HEADER}) and, refused, hands it back ({@link
+ *                  RequestLifecycle#slotRefused})
  */
 public record RouteDecision(
         OpenAiError error,
@@ -28,13 +34,22 @@ public record RouteDecision(
         List<EndpointState> ranked,
         long promptTokens,
         boolean staleData,
-        Send send) {
+        Send send,
+        SlotRetry slotRetry) {
     public RouteDecision {
         ranked = List.copyOf(ranked);
     }
 
     static RouteDecision refuse(OpenAiError error, PickRequest request) {
-        return new RouteDecision(error, request, null, false, List.of(), 0, false, null);
+        return new RouteDecision(error, request, null, false, List.of(), 0, false, null, null);
+    }
+
+    /** What sending a request again after a server refused it for want of a slot needs; opaque to the faces. */
+    public record SlotRetry(RequestLifecycle.Admitted admitted, Predicate<Endpoint> eligible, long deadlineNanos) {}
+
+    /** The server should start the request only with a batch slot for its adapter ({@link #slotRetry}). */
+    public boolean requiresSlot() {
+        return slotRetry != null;
     }
 
     public boolean refused() {

@@ -32,7 +32,7 @@ public final class EngineErrors {
             case UNKNOWN_ADAPTER -> 404;
             case INVALID -> 400;
             case QUEUE_FULL -> 429;
-            case SHUTTING_DOWN -> 503;
+            case SHUTTING_DOWN, NO_SLOT -> 503;
         };
     }
 

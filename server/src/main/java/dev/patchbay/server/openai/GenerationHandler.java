@@ -13,6 +13,7 @@ import dev.patchbay.engine.exec.TokenLogprobs;
 import dev.patchbay.server.http.ApiException;
 import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
+import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
@@ -37,6 +38,15 @@ public final class GenerationHandler {
 
     private final Engine engine;
     private final Clock clock;
+    /**
+     * A request with this header set to {@code true} starts only if its adapter can have a batch slot at once, else it
+     * is refused with 503 and {@link #SLOT_REFUSED}: Patchbay's router asks so of the requests it holds for a slot,
+     * so that several routers cannot queue requests behind one slot each thought free.
+     */
+    public static final HeaderName REQUIRE_SLOT = HeaderNames.create("X-Patchbay-Require-Slot");
+    /** Set to {@code true} on the 503 of a request {@link #REQUIRE_SLOT} refused: the router tries again later. */
+    public static final HeaderName SLOT_REFUSED = HeaderNames.create("X-Patchbay-Slot-Refused");
+
     private final ModelResolver resolver;
     private final long maxBodyBytes;
 
@@ -51,6 +61,10 @@ public final class GenerationHandler {
 
     public void handle(ServerRequest req, ServerResponse res, boolean chat) {
         long arrival = clock.nanos();
+        boolean onlyWithSlot = req.headers()
+                .first(REQUIRE_SLOT)
+                .map(v -> v.trim().equalsIgnoreCase("true"))
+                .orElse(false);
         ObjectNode body = Http.readJsonObject(req, maxBodyBytes);
         GenerationRequest g = GenerationRequest.parse(
                 body, chat, engine.model(), engine.config().maxLogprobs());
@@ -76,16 +90,19 @@ public final class GenerationHandler {
                     int choice = p * g.n() + k;
                     states[choice] =
                             new ChoiceState(prompt, promptText, g.logprobs().echo());
-                    ids.add(engine.submit(new EngineRequest(
+                    EngineRequest request = new EngineRequest(
                             prompt,
                             adapter,
                             g.samplingParams(maxTokens, k),
                             arrival,
-                            out -> outputs.add(new ChoiceOutput(choice, out)))));
+                            out -> outputs.add(new ChoiceOutput(choice, out)));
+                    // The first choice takes the slot; the others join its adapter's requests.
+                    ids.add(onlyWithSlot && ids.isEmpty() ? engine.submitIfSlot(request) : engine.submit(request));
                 }
             }
         } catch (RequestRejectedException e) {
             ids.forEach(engine::abort);
+            if (e.reason() == RequestRejectedException.Reason.NO_SLOT) res.header(SLOT_REFUSED, "true");
             throw EngineErrors.of(e);
         } catch (RuntimeException e) {
             ids.forEach(engine::abort);
