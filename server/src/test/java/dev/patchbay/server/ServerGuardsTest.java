@@ -166,6 +166,52 @@ class ServerGuardsTest {
     }
 
     @Test
+    void aRequestThatAsksForASlotIsRefusedWhenNoneCanBeHadAndTheServerKeepsServing() throws Exception {
+        try (ServerHarness h = new ServerHarness(
+                dir, List.of("one", "two"), "--enable-lora", "--max-loras", "1", "--sim-latency-ms", "20,0,0,0,0,0")) {
+            CompletableFuture<HttpResponse<String>> holdingTheSlot = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return h.post("/v1/completions", "{\"model\":\"one\",\"prompt\":\"hi\",\"max_tokens\":100}");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Await.until(
+                    "one runs in the only slot",
+                    () -> h.server.engine().snapshot().lora().runningAdapters().contains("one"));
+
+            HttpResponse<String> refused = h.post(
+                    "/v1/completions",
+                    "{\"model\":\"two\",\"prompt\":\"hi\",\"max_tokens\":2}",
+                    "X-Patchbay-Require-Slot",
+                    "true");
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(refused.headers().firstValue("x-patchbay-slot-refused")).hasValue("true");
+            assertThat(ServerHarness.json(refused).get("error").get("type").asText())
+                    .isEqualTo("ServiceUnavailableError");
+            assertThat(ServerHarness.json(refused).get("error").get("message").asText())
+                    .contains("'two'");
+
+            HttpResponse<String> joins = h.post(
+                    "/v1/completions",
+                    "{\"model\":\"one\",\"prompt\":\"hi\",\"max_tokens\":2}",
+                    "X-Patchbay-Require-Slot",
+                    "true");
+            assertThat(joins.statusCode()).as("its adapter is in the slot").isEqualTo(200);
+            HttpResponse<String> waits =
+                    h.post("/v1/completions", "{\"model\":\"two\",\"prompt\":\"hi\",\"max_tokens\":2}");
+            assertThat(waits.statusCode())
+                    .as("without the header it waits for the slot")
+                    .isEqualTo(200);
+            assertThat(holdingTheSlot.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            // The refused request was never accepted: the engine counts the three others only.
+            Await.until(
+                    "every answer counted",
+                    () -> h.server.engine().snapshot().counters().finished().total() == 3);
+        }
+    }
+
+    @Test
     void badFlagsGiveOneClearLine() {
         Assertions.assertThatThrownBy(() -> ServeCommand.parse("--sim-text", "poetry"))
                 .hasMessage("--sim-text must be random or echo, got poetry");

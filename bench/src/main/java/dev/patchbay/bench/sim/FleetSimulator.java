@@ -140,7 +140,10 @@ public final class FleetSimulator implements AutoCloseable {
                 run.sentTo,
                 run.lastEndNanos,
                 (System.nanoTime() - wallStart) / 1e9);
-        return result.withPlacement(run.placementLoads(), run.disagreementShare());
+        long refusals =
+                run.routers.stream().mapToLong(r -> r.lifecycle.slotRefusals()).sum();
+        return result.withPlacement(run.placementLoads(), run.disagreementShare())
+                .withSlotRefusals(refusals);
     }
 
     private List<Replica> startReplicas(VirtualClock clock, long seed) {

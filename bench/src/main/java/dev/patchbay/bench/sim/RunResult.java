@@ -22,6 +22,8 @@ import java.util.List;
  * @param requestsPerReplica requests the router sent to each replica
  * @param placementLoads    loads placement asked for ahead of demand (all routers; they count in the storage loads)
  * @param placementDisagreement with several routers, the share of requests whose adapter's homes differed among them
+ * @param slotRefusals      requests a server refused for want of a batch slot (a slot another router's request had
+ *                          taken), each held in its router again
  */
 public record RunResult(
         String workload,
@@ -46,7 +48,8 @@ public record RunResult(
         double wallSeconds,
         List<Integer> requestsPerReplica,
         long placementLoads,
-        double placementDisagreement) {
+        double placementDisagreement,
+        long slotRefusals) {
     public RunResult {
         requestsPerReplica = List.copyOf(requestsPerReplica);
     }
@@ -97,25 +100,32 @@ public record RunResult(
                 wallSeconds,
                 requestsPerReplica,
                 0,
+                0,
                 0);
     }
 
     /** The same result without the wall time, for comparing two runs. */
     public RunResult withoutWallTime() {
-        return copy(policy, 0, placementLoads, placementDisagreement);
+        return copy(policy, 0, placementLoads, placementDisagreement, slotRefusals);
     }
 
     /** The same result under another policy name. */
     public RunResult withPolicy(String name) {
-        return copy(name, wallSeconds, placementLoads, placementDisagreement);
+        return copy(name, wallSeconds, placementLoads, placementDisagreement, slotRefusals);
     }
 
     /** The same result with placement's figures. */
     public RunResult withPlacement(long loads, double disagreement) {
-        return copy(policy, wallSeconds, loads, disagreement);
+        return copy(policy, wallSeconds, loads, disagreement, slotRefusals);
     }
 
-    private RunResult copy(String policy, double wallSeconds, long placementLoads, double placementDisagreement) {
+    /** The same result with the requests servers refused for want of a slot, and their routers held again. */
+    public RunResult withSlotRefusals(long refusals) {
+        return copy(policy, wallSeconds, placementLoads, placementDisagreement, refusals);
+    }
+
+    private RunResult copy(
+            String policy, double wallSeconds, long placementLoads, double placementDisagreement, long slotRefusals) {
         return new RunResult(
                 workload,
                 policy,
@@ -139,6 +149,7 @@ public record RunResult(
                 wallSeconds,
                 requestsPerReplica,
                 placementLoads,
-                placementDisagreement);
+                placementDisagreement,
+                slotRefusals);
     }
 }

@@ -71,6 +71,23 @@ class FleetSimulatorTest {
                 .isZero();
     }
 
+    @Test
+    void severalRoutersHoldAgainTheRequestsAServerRefusesForWantOfASlot() {
+        // zipf-1000 at its operating rate: 1,000 adapters for 40 slots, requests wait for slots.
+        SimSettings s = SimSettings.defaults(Workload.zipf(1000, 1.1), 20 * SECOND);
+        Trace trace = trace(s, 30, 8);
+        RunResult four = runWithRouters(s, Profiles.PATCHBAY, trace, 4);
+        assertThat(four.completed()).isEqualTo(trace.size());
+        assertThat(four.slotRefusals())
+                .as("a slot one router's page shows free another router's request took")
+                .isPositive();
+        assertThat(runWithRouters(s, Profiles.PATCHBAY, trace, 4).withoutWallTime())
+                .isEqualTo(four.withoutWallTime());
+        assertThat(runWithRouters(s, Profiles.GIE_LORA, trace, 4).slotRefusals())
+                .as("without slot wait nothing asks for a slot")
+                .isZero();
+    }
+
     private static RunResult runWithRouters(SimSettings s, String policy, Trace trace, int routers) {
         try (FleetSimulator sim = new FleetSimulator(s, FleetSimulator.ScrapePath.SNAPSHOT, null, routers)) {
             return sim.run(policy, trace, 15, 6, f -> {});

@@ -133,6 +133,60 @@ class SlotWaitQueueTest {
     }
 
     @Test
+    void aRequestHeldAgainTakesItsPlaceByItsFirstWaitsEnd() {
+        AtomicLong now = new AtomicLong();
+        AtomicInteger freeSlots = new AtomicInteger();
+        List<String> log = new ArrayList<>();
+        SlotWaitQueue queue = new SlotWaitQueue(10 * SECOND, now::get);
+        Supplier<PickResult> picks = () -> freeSlots.get() > 0 ? free() : busy();
+        now.set(SECOND);
+        queue.hold(PickRequest.adapter("later"), busy(), new Recorder("later", picks, log) {
+            @Override
+            public void release(PickResult pick) {
+                if (pick.best() == FREE) freeSlots.decrementAndGet();
+                super.release(pick);
+            }
+        });
+        // Refused by a server after it arrived at 0: it waits until 10 s, before the one that arrived at 1 s.
+        assertThat(queue.holdAgain(PickRequest.adapter("earlier"), new Recorder("earlier", picks, log), 10 * SECOND))
+                .isTrue();
+        assertThat(queue.size()).isEqualTo(2);
+        freeSlots.set(1);
+        queue.releaseReady();
+        assertThat(log).containsExactly("earlier", "later");
+
+        now.set(12 * SECOND);
+        assertThat(queue.holdAgain(PickRequest.adapter("late"), new Recorder("late", picks, log), 10 * SECOND))
+                .as("its wait is over: it goes out at once")
+                .isFalse();
+    }
+
+    @Test
+    void aRequestRefusedDuringARoundIsPickedAgainFromTheNextRoundOn() {
+        SlotWaitQueue queue = new SlotWaitQueue(10 * SECOND, () -> 0);
+        List<String> log = new ArrayList<>();
+        AtomicInteger refusals = new AtomicInteger();
+        // Its pick finds the free slot a stale page shows; the server refuses it, and it is held again at once.
+        SlotWaitQueue.Waiter refused = new Recorder("refused", SlotWaitQueueTest::free, log) {
+            @Override
+            public void release(PickResult pick) {
+                super.release(pick);
+                if (refusals.incrementAndGet() == 1) {
+                    assertThat(queue.holdAgain(PickRequest.adapter("sql"), this, 10 * SECOND))
+                            .isTrue();
+                }
+            }
+        };
+        queue.hold(PickRequest.adapter("sql"), busy(), refused);
+        queue.releaseReady();
+        assertThat(log).as("released once in the round").containsExactly("refused");
+        assertThat(queue.size()).isEqualTo(1);
+        queue.releaseReady();
+        assertThat(log).containsExactly("refused", "refused");
+        assertThat(queue.size()).isZero();
+    }
+
+    @Test
     void aRoundPicksOnceForWaitersThatPickAlikeUntilSomethingIsReleased() {
         AtomicLong now = new AtomicLong();
         AtomicInteger freeSlots = new AtomicInteger();

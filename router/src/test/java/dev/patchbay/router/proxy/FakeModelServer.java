@@ -39,6 +39,11 @@ public final class FakeModelServer implements AutoCloseable {
     /** Completions are read, counted, then the connection is dropped unanswered (a server dying mid-request). */
     volatile boolean hangUpOnCompletions;
 
+    /** Completions that ask for a slot (x-patchbay-require-slot) are refused for want of one, as a full server does. */
+    volatile boolean refuseSlotRequests;
+    /** Whether each completion asked for a slot, in order. */
+    final List<Boolean> askedForSlot = new CopyOnWriteArrayList<>();
+
     final List<String> models = new CopyOnWriteArrayList<>();
     /** What /v1/models lists: the first the base model, the others its adapters; none by default (no list). */
     volatile List<String> listed = List.of();
@@ -133,6 +138,13 @@ public final class FakeModelServer implements AutoCloseable {
     private void completion(HttpExchange exchange) throws IOException {
         JsonNode body = JSON.readTree(exchange.getRequestBody().readAllBytes());
         String model = body.path("model").asText();
+        boolean slot = "true".equals(exchange.getRequestHeaders().getFirst("x-patchbay-require-slot"));
+        askedForSlot.add(slot);
+        if (slot && refuseSlotRequests) {
+            exchange.getResponseHeaders().add("X-Patchbay-Slot-Refused", "true");
+            send(exchange, 503, "application/json", "{\"error\":{\"message\":\"no slot\",\"code\":503}}");
+            return;
+        }
         models.add(model);
         completions.incrementAndGet();
         if (hangUpOnCompletions) {

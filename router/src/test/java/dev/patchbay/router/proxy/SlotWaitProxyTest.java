@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.patchbay.router.config.RouterConfig;
 import dev.patchbay.router.pick.Endpoint;
+import dev.patchbay.router.pool.ServedModels;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
@@ -114,5 +115,75 @@ class SlotWaitProxyTest {
         assertThat(router.get("/v1/models").statusCode()).isEqualTo(200);
         assertThat(a.models).containsExactly("a1");
         assertThat(router.router.lifecycle().waitedForSlot()).isZero();
+    }
+
+    @Test
+    void aRequestAServerRefusesForWantOfASlotWaitsAgainAndGoesWhereOneFrees() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "a1", "a2", "a3")); // one slot free
+        FakeModelServer b = server("b", FakeModelServer.allSlotsBusy("b"));
+        a.refuseSlotRequests = true; // another router's request took it
+        RouterHarness router = RouterHarness.over(SLOT_WAIT, a, b);
+        open.add(router);
+        router.awaitReady(2);
+
+        CompletableFuture<HttpResponse<String>> answer = completeAsync(router, "sql");
+        RouterHarness.await(
+                "the refused request waits in the router",
+                () -> router.router.lifecycle().slotRefusals() == 1
+                        && router.router.lifecycle().waitingForSlot() == 1);
+        assertThat(a.askedForSlot).containsExactly(true);
+        assertThat(router.get("/metrics").body()).contains("patchbay_router_slot_refusals_total 1.0");
+
+        a.metricsPage = FakeModelServer.allSlotsBusy("a"); // the page catches up: a's slot is taken
+        b.metricsPage = FakeModelServer.page(0, 0.1, "b1", "b2", "b3"); // and one frees on b
+        HttpResponse<String> response = answer.get();
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(response.body()).path("served_by").asText()).isEqualTo("b");
+        assertThat(b.askedForSlot).containsExactly(true);
+        assertThat(a.completions.get()).isZero();
+        Endpoint atA = Endpoint.parse(a.address());
+        RouterHarness.await(
+                "the refused send is booked as ended",
+                () -> router.router.pool().readyStates().stream()
+                        .filter(s -> s.endpoint().equals(atA))
+                        .allMatch(s -> !s.metrics().adapterWaiting().containsKey("sql")));
+    }
+
+    @Test
+    void aRequestRefusedUntilItsWaitEndsGoesOutWithoutAskingForASlot() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "a1", "a2", "a3"));
+        a.refuseSlotRequests = true; // its page never catches up
+        RouterHarness router = RouterHarness.over(SLOT_WAIT, a);
+        open.add(router);
+        router.awaitReady(1);
+
+        HttpResponse<String> response = router.complete("sql");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(a.models).containsExactly("sql");
+        assertThat(a.askedForSlot.getLast())
+                .as("the last send, past the longest wait")
+                .isFalse();
+        assertThat(a.askedForSlot.subList(0, a.askedForSlot.size() - 1))
+                .isNotEmpty()
+                .allMatch(asked -> asked);
+        assertThat(router.router.lifecycle().slotRefusals()).isEqualTo(a.askedForSlot.size() - 1);
+        assertThat(router.router.lifecycle().waitingForSlot()).isZero();
+    }
+
+    @Test
+    void baseModelRequestsNeverAskForASlot() throws Exception {
+        FakeModelServer a = server("a", FakeModelServer.page(0, 0.1, "a1"));
+        a.refuseSlotRequests = true;
+        a.listed = List.of("base", "a1");
+        RouterHarness router = RouterHarness.over(SLOT_WAIT, a);
+        open.add(router);
+        router.awaitReady(1);
+        RouterHarness.await(
+                "the model list is read",
+                () -> router.router.pool().servedModels().values().stream().allMatch(ServedModels::known));
+
+        assertThat(router.complete("base").statusCode()).isEqualTo(200);
+        assertThat(a.askedForSlot).containsExactly(false);
     }
 }
