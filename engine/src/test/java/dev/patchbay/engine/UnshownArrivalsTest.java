@@ -50,6 +50,7 @@ class UnshownArrivalsTest {
 
         EngineSnapshot read = f.core.snapshot();
         assertThat(read.numWaiting()).isEqualTo(published.numWaiting() + 2);
+        assertThat(read.tokensWaiting()).as("both prompts, to prefill").isEqualTo(published.tokensWaiting() + 16);
         assertThat(read.lora().waitingAdapters()).contains("a");
         assertThat(adapter(read, "a")).hasValueSatisfying(a -> {
             assertThat(a.waiting()).isEqualTo(1);
@@ -63,6 +64,8 @@ class UnshownArrivalsTest {
         assertThat(next.numWaiting() + next.numRunning()).isEqualTo(2);
         AdapterState a = adapter(next, "a").orElseThrow();
         assertThat(a.waiting() + a.running()).isEqualTo(1);
+        // The base request's prompt is prefilled (it has its first token); a waiting one's is still to do.
+        assertThat(next.tokensWaiting()).isEqualTo(8L * next.numWaiting());
     }
 
     @Test

@@ -42,6 +42,19 @@ enum EngineFamily {
                 out.sample(s.numWaiting() - s.numWaitingDeferred(), "capacity");
                 out.sample(s.numWaitingDeferred(), "deferred");
             }),
+    /**
+     * Prompt tokens the server has yet to prefill (waiting requests, the rest of chunked prefills, requests not yet
+     * scheduled), the token-level queue vLLM PR #38025 proposes under this name: a request count says as little of
+     * the work ahead as two 100k-token prompts against ten short ones. Routers in front of several replicas read in it
+     * the prompts each other sent.
+     */
+    NUM_TOKENS_WAITING(
+            "vllm:num_tokens_waiting",
+            MetricType.GAUGE,
+            "Number of prompt tokens waiting to be prefilled.",
+            Scope.ENGINE,
+            List.of(),
+            (s, rows, out) -> out.sample(s.tokensWaiting())),
     KV_CACHE_USAGE(
             "vllm:kv_cache_usage_perc",
             MetricType.GAUGE,

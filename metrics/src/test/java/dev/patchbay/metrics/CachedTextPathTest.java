@@ -224,6 +224,7 @@ class CachedTextPathTest {
             "vllm:num_requests_running",
             "vllm:num_requests_waiting",
             "vllm:num_requests_waiting_by_reason",
+            "vllm:num_tokens_waiting",
             "vllm:kv_cache_usage_perc",
             "vllm:lora_requests_info",
             "vllm:lora_adapter_loaded",

@@ -135,6 +135,16 @@ class FamiliesTest {
                 .containsExactly(0.0, 0.0);
     }
 
+    /** The token-level queue: prompt tokens still to prefill, always written. */
+    @Test
+    void tokensWaitingIsThePrefillStillToDo() {
+        Page page = page(new Fixtures.Snap().waiting(2).tokensWaiting(4_321).build(), Fixtures.options(true));
+        assertFamily(page, "vllm:num_tokens_waiting", "gauge", Set.of());
+        assertThat(page.value("vllm:num_tokens_waiting")).isEqualTo(4_321);
+        Page idle = page(new Fixtures.Snap().lora(false).build(), Fixtures.options(false));
+        assertThat(idle.value("vllm:num_tokens_waiting")).isZero();
+    }
+
     @Test
     void requestSuccessHasOneChildPerReasonFromTheStart() {
         EngineSnapshot s =

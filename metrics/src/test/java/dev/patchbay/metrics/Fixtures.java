@@ -114,6 +114,7 @@ final class Fixtures {
     static final class Snap {
         long sequence = 1;
         int running = 0, waiting = 0, deferred = 0, kvUsed = 250;
+        long tokensWaiting;
         boolean prefixCaching = true;
         boolean lora = true;
         int maxLoras = 4, maxCpuLoras = 8;
@@ -134,6 +135,12 @@ final class Fixtures {
 
         Snap waiting(int v) {
             waiting = v;
+            return this;
+        }
+
+        /** Prompt tokens still to prefill. */
+        Snap tokensWaiting(long v) {
+            tokensWaiting = v;
             return this;
         }
 
@@ -215,6 +222,7 @@ final class Fixtures {
                     running,
                     waiting,
                     deferred,
+                    tokensWaiting,
                     1000,
                     kvUsed,
                     16,

@@ -143,6 +143,7 @@ class LoraSeriesTest {
                 2,
                 3,
                 0,
+                0,
                 1000,
                 0,
                 16,

@@ -267,6 +267,7 @@ public class MetricsScrapeBenchmark {
                 numRunning,
                 numWaiting,
                 0,
+                0,
                 8192,
                 4000 + step,
                 16,

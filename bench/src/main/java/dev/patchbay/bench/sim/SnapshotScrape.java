@@ -34,6 +34,7 @@ public final class SnapshotScrape {
                 .modelName(s.modelName())
                 .waitingRequests(s.numWaiting())
                 .waitingDeferred(s.numWaitingDeferred())
+                .tokensWaiting(s.tokensWaiting())
                 .runningRequests(s.numRunning())
                 .kvCacheUsage(s.kvCacheUsage());
         LoraState lora = s.lora();

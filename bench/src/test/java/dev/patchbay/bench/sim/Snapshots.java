@@ -77,6 +77,7 @@ final class Snapshots {
                 running,
                 waiting,
                 0,
+                0,
                 total,
                 (int) Math.round(kvUsage * total),
                 16,

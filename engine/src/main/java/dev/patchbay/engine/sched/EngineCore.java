@@ -175,7 +175,7 @@ public final class EngineCore {
         if (req.listener().wantsText() || !req.params().stop().isEmpty()) {
             r.text = new OutputText(model.tokenizer(), req.params().stop());
         }
-        unshown.arrived(adapter);
+        unshown.arrived(adapter, len);
         inbox.add(() -> accept(r));
         wake();
         return id;
@@ -534,7 +534,7 @@ public final class EngineCore {
         dirty = false;
         waitingCount = scheduler.waiting.size();
         // Before the snapshot that shows them: a reader then may miss a request for a moment, never count it twice.
-        for (Request r : acceptedSinceSnapshot) unshown.shown(r.adapter());
+        for (Request r : acceptedSinceSnapshot) unshown.shown(r.adapter(), r.prompt.length);
         acceptedSinceSnapshot.clear();
         EngineSnapshot s = snapshots.publish(scheduler, kv, adapters, stats, step);
         for (Consumer<EngineSnapshot> l : listeners) l.accept(s);

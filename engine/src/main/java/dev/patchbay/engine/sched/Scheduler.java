@@ -205,6 +205,22 @@ public final class Scheduler {
         return waiting.size();
     }
 
+    /**
+     * Prompt tokens the waiting and running requests still have to compute before their next token (a preempted
+     * request's output too): a fresh prompt, the rest of a chunked prefill; a decoding request has none.
+     */
+    public long tokensToPrefill() {
+        long sum = 0;
+        for (Request r : waiting) sum += toPrefill(r);
+        for (Request r : running) sum += toPrefill(r);
+        return sum;
+    }
+
+    private static int toPrefill(Request r) {
+        int pending = r.prompt.length + r.numOutput - r.numComputed;
+        return pending > 1 ? pending : 0;
+    }
+
     /** Waiting requests deferred for their adapter (see the class comment); at most {@link #numWaiting()}. */
     public int numDeferred() {
         return numDeferred;

@@ -9,6 +9,8 @@ package dev.patchbay.engine.stats;
  * @param unixSeconds   wall time of the snapshot
  * @param numWaitingDeferred waiting requests the scheduler skipped for their adapter (LoRA budget or adapter
  *                    load); the others of {@code numWaiting} wait for capacity
+ * @param tokensWaiting prompt tokens the waiting and running requests have yet to prefill, those of requests not
+ *                      yet scheduled included
  * @param lora          null when LoRA is disabled
  * @param lastStep      events since the previous snapshot
  */
@@ -20,6 +22,7 @@ public record EngineSnapshot(
         int numRunning,
         int numWaiting,
         int numWaitingDeferred,
+        long tokensWaiting,
         int kvBlocksTotal,
         int kvBlocksUsed,
         int blockSize,

@@ -6,9 +6,11 @@ import dev.patchbay.router.scrape.EndpointMetrics;
  * An endpoint and what the router knows of it: what filters and scorers see.
  *
  * @param metrics              what the last scrape read (plus the router's own picks since, when it counts them)
- * @param promptTokensInFlight the router's own tally: estimated prompt tokens of requests it sent there that have
- *                             not had a first byte of answer yet, i.e. prefill work the endpoint still has to do.
- *                             No server metric shows it: a prompt being prefilled is already "running".
+ * @param promptTokensInFlight prefill work the endpoint still has to do, in prompt tokens: the server's
+ *                             {@code vllm:num_tokens_waiting} plus the router's prompts sent since that scrape, or,
+ *                             from a server without that family (vLLM today), the router's own tally of prompts it
+ *                             sent there that have had no first byte of answer yet (a prompt being prefilled is
+ *                             already "running" on vLLM's page)
  */
 public record EndpointState(Endpoint endpoint, EndpointMetrics metrics, long promptTokensInFlight) {
     public EndpointState {

@@ -44,8 +44,10 @@ public final class EndpointPool implements AutoCloseable {
     static final class Slot {
         final AtomicReference<EndpointStatus> status;
         final AtomicBoolean scraping = new AtomicBoolean();
-        /** {@link EndpointState#promptTokensInFlight}: kept across scrapes, as no scrape shows it. */
+        /** The router's prompt tokens sent here and not yet answered (the answer's first byte). */
         final AtomicLong promptTokensInFlight = new AtomicLong();
+        /** {@link #promptTokensInFlight} when the scrape that gave the current metrics began. */
+        volatile long promptInFlightAtScrape;
         /** The last good scrape as read, before the router's own requests are added to it. */
         private EndpointMetrics scraped;
         /** The router's counted requests that no scrape has shown yet, oldest first. */
@@ -92,6 +94,18 @@ public final class EndpointPool implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, before.endpoint() + " answers its metrics again");
             }
             failingFor = null;
+        }
+
+        /**
+         * {@link EndpointState#promptTokensInFlight}: the prompt tokens ahead of a request sent here now. From a page
+         * with {@code vllm:num_tokens_waiting}, the server's own count (every router's prompts) plus what this router
+         * sent since that scrape began, less what it got answers for meanwhile; without it, this router's prompts not
+         * yet answered, which no page shows.
+         */
+        long promptBacklog(EndpointMetrics metrics) {
+            long own = promptTokensInFlight.get();
+            if (metrics == null || metrics.tokensWaiting() < 0) return own;
+            return metrics.tokensWaiting() + Math.max(0, own - promptInFlightAtScrape);
         }
 
         /** {@code send} counts in this endpoint's metrics from now until a scrape shows it. */
@@ -511,9 +525,11 @@ public final class EndpointPool implements AutoCloseable {
     private void scrape(Slot slot) {
         Endpoint endpoint = slot.status.get().endpoint();
         long started = nanoClock.getAsLong();
+        long promptAtStart = slot.promptTokensInFlight.get();
         try {
             // (a source that built them in another table is re-keyed; one that used the pool's costs nothing here)
             EndpointMetrics metrics = metricsSource.read(endpoint, adapterIds).inTable(adapterIds);
+            slot.promptInFlightAtScrape = promptAtStart;
             slot.scraped(metrics, started, nanoClock.getAsLong(), untilShownNanos);
         } catch (IOException | MalformedPageException | UnusablePageException | RuntimeException e) {
             ScrapeFailure reason = ScrapeFailure.of(e);
@@ -603,6 +619,12 @@ public final class EndpointPool implements AutoCloseable {
         return slot == null ? 0 : slot.promptTokensInFlight.get();
     }
 
+    /** {@link EndpointState#promptTokensInFlight} for {@code endpoint} now; 0 for an endpoint not in the pool. */
+    public long promptBacklog(Endpoint endpoint) {
+        Slot slot = slots.get(endpoint);
+        return slot == null ? 0 : slot.promptBacklog(slot.status.get().metrics());
+    }
+
     /** The endpoints that may get new requests, with their latest metrics, in list order: {@link #candidates}. */
     public List<EndpointState> readyStates() {
         return candidates(endpoint -> true).states();
@@ -632,7 +654,7 @@ public final class EndpointPool implements AutoCloseable {
             }
             long age = now - status.lastGoodNanos();
             if (age <= stalenessNanos) {
-                fresh.add(new EndpointState(endpoint, status.metrics(), slot.promptTokensInFlight.get()));
+                fresh.add(new EndpointState(endpoint, status.metrics(), slot.promptBacklog(status.metrics())));
             } else if (fresh.isEmpty() && age <= maxStalenessNanos) {
                 stale.add(status);
                 staleSlots.add(slot);
@@ -647,9 +669,7 @@ public final class EndpointPool implements AutoCloseable {
             EndpointStatus status = stale.get(i);
             if (now - status.lastGoodNanos() - freshestStaleAge <= stalenessNanos) {
                 standIns.add(new EndpointState(
-                        status.endpoint(),
-                        status.metrics(),
-                        staleSlots.get(i).promptTokensInFlight.get()));
+                        status.endpoint(), status.metrics(), staleSlots.get(i).promptBacklog(status.metrics())));
             }
         }
         return new Candidates(standIns, true);

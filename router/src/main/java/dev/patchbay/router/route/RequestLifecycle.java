@@ -398,7 +398,7 @@ public final class RequestLifecycle {
     public Optional<EndpointState> stateOf(Endpoint endpoint) {
         for (EndpointStatus status : pool.statuses()) {
             if (status.endpoint().equals(endpoint) && status.metrics() != null) {
-                return Optional.of(new EndpointState(endpoint, status.metrics(), pool.promptTokensInFlight(endpoint)));
+                return Optional.of(new EndpointState(endpoint, status.metrics(), pool.promptBacklog(endpoint)));
             }
         }
         return Optional.empty();

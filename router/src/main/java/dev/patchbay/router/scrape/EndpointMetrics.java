@@ -56,6 +56,11 @@ public final class EndpointMetrics {
         return page.kvCacheUsage();
     }
 
+    /** {@code vllm:num_tokens_waiting}: prompt tokens the server has yet to prefill; -1 when the page lacks it. */
+    public long tokensWaiting() {
+        return page.tokensWaiting();
+    }
+
     /** Whether the page had {@code vllm:num_requests_waiting_by_reason}. */
     public boolean hasWaitingByReason() {
         return page.hasWaitingByReason();
@@ -322,6 +327,7 @@ public final class EndpointMetrics {
         private double kvCacheUsage;
         private boolean hasWaitingByReason;
         private int waitingDeferred;
+        private long tokensWaiting = -1;
         private final Set<String> activeAdapters = new HashSet<>();
         private final Set<String> waitingAdapters = new HashSet<>();
         private int maxLora;
@@ -356,6 +362,12 @@ public final class EndpointMetrics {
 
         public Builder kvCacheUsage(double usage) {
             kvCacheUsage = usage;
+            return this;
+        }
+
+        /** {@code vllm:num_tokens_waiting}, present with {@code n} tokens. */
+        public Builder tokensWaiting(long n) {
+            tokensWaiting = n;
             return this;
         }
 
@@ -421,6 +433,7 @@ public final class EndpointMetrics {
                             kvCacheUsage,
                             hasWaitingByReason,
                             waitingDeferred,
+                            tokensWaiting,
                             activeAdapters,
                             waitingAdapters,
                             maxLora,

@@ -86,6 +86,12 @@ public final class EndpointMetricsReader {
                     .filter(s -> s.label("reason").equals("deferred"))
                     .toList()));
         }
+        List<Sample> tokensWaiting = page.samples(MetricFamilies.TOKENS_WAITING);
+        if (!tokensWaiting.isEmpty()) {
+            out.tokensWaiting(Math.max(
+                    0,
+                    Math.round(tokensWaiting.stream().mapToDouble(Sample::value).sum())));
+        }
         readLegacy(page, out);
         boolean hasNew = page.hasFamily(MetricFamilies.MAX_GPU_LORAS)
                 || page.hasFamily(MetricFamilies.LORA_LOADED)

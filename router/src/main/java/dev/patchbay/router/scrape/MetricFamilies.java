@@ -12,6 +12,9 @@ public final class MetricFamilies {
     /** vLLM's split of the waiting queue, {@code reason="capacity"} and {@code reason="deferred"}. */
     public static final String WAITING_BY_REASON = "vllm:num_requests_waiting_by_reason";
 
+    /** Prompt tokens yet to prefill (vLLM PR #38025's name; Patchbay serves it). */
+    public static final String TOKENS_WAITING = "vllm:num_tokens_waiting";
+
     public static final String RUNNING = "vllm:num_requests_running";
     public static final String KV_USAGE = "vllm:kv_cache_usage_perc";
     /** vLLM's name for KV usage before it was renamed; still served by older versions. */
@@ -27,6 +30,7 @@ public final class MetricFamilies {
     public static final List<String> ALL = List.of(
             WAITING,
             WAITING_BY_REASON,
+            TOKENS_WAITING,
             RUNNING,
             KV_USAGE,
             KV_USAGE_OLD,

@@ -16,6 +16,8 @@ import java.util.Set;
  * @param hasWaitingByReason true when {@code vllm:num_requests_waiting_by_reason} was on the page
  * @param waitingDeferred    its {@code reason="deferred"} samples: waiting requests the server's scheduler held back
  *                           for their adapter (LoRA budget); 0 when the family is missing
+ * @param tokensWaiting      {@code vllm:num_tokens_waiting}: prompt tokens the server has yet to prefill; -1 when the
+ *                           family is missing
  * @param activeAdapters     legacy gauge: {@code running_lora_adapters}
  * @param waitingAdapters    legacy gauge: {@code waiting_lora_adapters}
  * @param maxLora            legacy gauge: {@code max_lora}; 0 when the family is missing
@@ -34,6 +36,7 @@ public record PageMetrics(
         double kvCacheUsage,
         boolean hasWaitingByReason,
         int waitingDeferred,
+        long tokensWaiting,
         Set<String> activeAdapters,
         Set<String> waitingAdapters,
         int maxLora,
@@ -88,6 +91,7 @@ public record PageMetrics(
                 kvCacheUsage,
                 hasWaitingByReason,
                 waitingDeferred,
+                tokensWaiting,
                 running ? names : activeAdapters,
                 running ? waitingAdapters : names,
                 maxLora,

@@ -92,6 +92,41 @@ class EndpointPoolTest {
     }
 
     @Test
+    void aServerCountingItsTokensWaitingShowsEveryRoutersPromptsAndTheTallyAddsOnlyThoseSentSince() {
+        AtomicLong now = new AtomicLong();
+        AtomicReference<String> page = new AtomicReference<>(PAGE + "vllm:num_tokens_waiting{model_name=\"m\"} 1000\n");
+        List<Endpoint> list = endpoints(1);
+        Endpoint e = list.getFirst();
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(list),
+                EndpointPool.pages(endpoint -> page.get()),
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(600),
+                endpoint -> {},
+                now::get)) {
+            Send before = pool.sent(e, null, 300); // the server has it: its 1,000 include these 300
+            pool.scrapeNow();
+            assertThat(pool.promptBacklog(e)).isEqualTo(1000);
+            Send after = pool.sent(e, null, 200); // no page shows it yet
+            assertThat(pool.promptBacklog(e)).isEqualTo(1200);
+            assertThat(pool.candidates(endpoint -> true).states())
+                    .extracting(EndpointState::promptTokensInFlight)
+                    .containsExactly(1200L);
+            after.answering();
+            before.answering(); // answered since the scrape: the page's count is older, nothing goes below it
+            assertThat(pool.promptBacklog(e)).isEqualTo(1000);
+            assertThat(pool.promptTokensInFlight(e))
+                    .as("the router's own tally")
+                    .isZero();
+
+            page.set(PAGE); // a server without the family (vLLM): the router's own prompts only
+            pool.scrapeNow();
+            pool.sent(e, null, 50);
+            assertThat(pool.promptBacklog(e)).isEqualTo(50);
+        }
+    }
+
+    @Test
     void eachPoolReadsPagesInItsOwnAdapterIdTable() {
         String page = PAGE + "vllm:max_gpu_lora_adapters{model_name=\"m\"} 2\n"
                 + "vllm:lora_adapter_loaded{model_name=\"m\",adapter_name=\"only-in-pool-test\",level=\"gpu\",pinned=\"false\",rank=\"8\"} 1\n";

@@ -148,6 +148,19 @@ class EndpointMetricsReaderTest {
     }
 
     @Test
+    void readsTheTokensWaitingSummedOverEnginesAndMinusOneWithoutThem() throws Exception {
+        EndpointMetrics m = reader.read("""
+                # TYPE vllm:num_tokens_waiting gauge
+                vllm:num_tokens_waiting{engine="0",model_name="m"} 1200.0
+                vllm:num_tokens_waiting{engine="1",model_name="m"} 34.0
+                """);
+        assertThat(m.tokensWaiting()).isEqualTo(1234);
+        assertThat(reader.read("vllm:num_requests_waiting{model_name=\"m\"} 1\n")
+                        .tokensWaiting())
+                .isEqualTo(-1);
+    }
+
+    @Test
     void readsDeferredRequestsFromVllmsWaitingByReason() throws Exception {
         EndpointMetrics m = reader.read("""
                 # HELP vllm:num_requests_waiting Number of requests waiting to be processed.
