@@ -103,8 +103,12 @@ class RoutedFleetTest {
     }
 
     private HttpResponse<String> complete(String model, int maxTokens) throws Exception {
+        return complete(router.port(), model, maxTokens);
+    }
+
+    private HttpResponse<String> complete(int port, String model, int maxTokens) throws Exception {
         return http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
                         .timeout(Duration.ofSeconds(30))
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model
@@ -147,6 +151,54 @@ class RoutedFleetTest {
             hits += c.lora().hits().gpu();
         }
         return new long[] {lookups, hits};
+    }
+
+    /**
+     * Two routers, one server with one batch slot: the router whose view is old sends a request for another adapter
+     * to the slot the other router's request took; the real server refuses it at once for want of a slot, and that
+     * router holds it again and sends it, without asking for a slot, once its wait is over.
+     */
+    @Test
+    void aSlotAnotherRouterTookIsRefusedByTheServerAndTheRequestWaitsAgain() throws Exception {
+        new SimAdapterServer("fleet", dir, ADAPTERS, 1, 2, "20,0,0,0,0,0").writeAdapters();
+        PatchbayServer server = PatchbayServer.start(
+                ServeCommand.parse(new SimAdapterServer("fleet", dir, ADAPTERS, 1, 2, "20,0,0,0,0,0").args(0)));
+        servers.add(server);
+        List<Endpoint> endpoints = List.of(new Endpoint("127.0.0.1", server.port()));
+        router = new Router(RouterOptions.builder(EndpointSource.of(endpoints))
+                        .scrapeInterval(Duration.ofMillis(50))
+                        .staleness(STALENESS)
+                        .build())
+                .start();
+        // Scrapes once now and not again within the test: it keeps seeing the slot free.
+        Router stale = new Router(RouterOptions.builder(EndpointSource.of(endpoints))
+                        .scrapeInterval(Duration.ofSeconds(60))
+                        .staleness(Duration.ofSeconds(120))
+                        .build())
+                .start();
+        try {
+            awaitReady(1);
+            Await.until(
+                    "the stale router has read the idle server",
+                    () -> stale.pool().readyStates().size() == 1);
+            Future<HttpResponse<String>> holding =
+                    Executors.newVirtualThreadPerTaskExecutor().submit(() -> complete(router.port(), "a0", 100));
+            Await.until(
+                    "a0 runs in the only slot",
+                    () -> server.engine().snapshot().lora().runningAdapters().contains("a0"));
+
+            HttpResponse<String> refusedThenServed = complete(stale.port(), "a1", 2);
+
+            assertThat(refusedThenServed.statusCode()).isEqualTo(200);
+            assertThat(stale.lifecycle().slotRefusals()).isEqualTo(1);
+            assertThat(holding.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            assertThat(router.lifecycle().slotRefusals()).isZero();
+            assertThat(server.engine().snapshot().counters().finished().total())
+                    .as("the refused request was never queued")
+                    .isEqualTo(2);
+        } finally {
+            stale.stop();
+        }
     }
 
     @Test
