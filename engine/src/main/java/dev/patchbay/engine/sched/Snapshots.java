@@ -81,35 +81,20 @@ final class Snapshots {
                 RegisteredAdapter a = entry.getKey();
                 waitingNames.add(a.name());
                 if (!waitingById.containsKey(a.id())) continue; // listed already
-                AdapterState last = dormant.get(a);
-                states.add(
-                        last != null
-                                ? new AdapterState(
-                                        a.name(),
-                                        a.id(),
-                                        0,
-                                        entry.getValue(),
-                                        AdapterState.Level.NONE,
-                                        false,
-                                        a.pinned(),
-                                        last.rank(),
-                                        0,
-                                        last.promptTokens(),
-                                        last.generationTokens(),
-                                        last.finished())
-                                : new AdapterState(
-                                        a.name(),
-                                        a.id(),
-                                        0,
-                                        entry.getValue(),
-                                        AdapterState.Level.NONE,
-                                        false,
-                                        a.pinned(),
-                                        a.spec().rank(),
-                                        0,
-                                        0,
-                                        0,
-                                        FinishCounts.ZERO));
+                AdapterState last = dormant.get(a); // null: never listed, so no totals yet
+                states.add(new AdapterState(
+                        a.name(),
+                        a.id(),
+                        0,
+                        entry.getValue(),
+                        AdapterState.Level.NONE,
+                        false,
+                        a.pinned(),
+                        a.spec().rank(),
+                        0,
+                        last == null ? 0 : last.promptTokens(),
+                        last == null ? 0 : last.generationTokens(),
+                        last == null ? FinishCounts.ZERO : last.finished()));
             }
             states.sort(BY_NAME);
             lora = new LoraState(
