@@ -6,11 +6,10 @@ import dev.patchbay.router.scrape.EndpointMetrics;
  * An endpoint and what the router knows of it: what filters and scorers see.
  *
  * @param metrics              what the last scrape read (plus the router's own picks since, when it counts them)
- * @param promptTokensInFlight prefill work the endpoint still has to do, in prompt tokens: the server's
- *                             {@code vllm:num_tokens_waiting} plus the router's prompts sent since that scrape, or,
- *                             from a server without that family (vLLM today), the router's own tally of prompts it
- *                             sent there that have had no first byte of answer yet (a prompt being prefilled is
- *                             already "running" on vLLM's page)
+ * @param promptTokensInFlight prefill work the endpoint still has to do, in prompt tokens: the router's own tally
+ *                             of prompts it sent there that have had no first byte of answer yet (a prompt being
+ *                             prefilled is already "running" on vLLM's page), plus, from a server that writes
+ *                             {@code vllm:num_tokens_waiting}, the other routers' prompts that count showed
  */
 public record EndpointState(Endpoint endpoint, EndpointMetrics metrics, long promptTokensInFlight) {
     public EndpointState {

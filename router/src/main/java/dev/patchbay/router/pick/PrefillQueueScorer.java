@@ -12,8 +12,7 @@ import java.util.List;
  * a long prompt (or a burst of them) sent to one server delays every request sent there next. Below saturation this
  * is what makes the TTFT tail, and vLLM's page does not show it: queues are empty and the prompt already counts as
  * running. The router knows what it sent, so it keeps the tally itself and spreads prefill work; a server that serves
- * {@code vllm:num_tokens_waiting} (Patchbay) shows every router's prompts, and the tally adds only this router's
- * since the scrape.
+ * {@code vllm:num_tokens_waiting} (Patchbay) also shows the other routers' prompts.
  *
  * <p>Only among the best-placed endpoints, because prefill work passes in a step or two and an adapter load or a
  * wait for a slot does not: scoring every endpoint let this scorer send requests to a free slot instead of the host

@@ -97,15 +97,15 @@ public final class EndpointPool implements AutoCloseable {
         }
 
         /**
-         * {@link EndpointState#promptTokensInFlight}: the prompt tokens ahead of a request sent here now. From a page
-         * with {@code vllm:num_tokens_waiting}, the server's own count (every router's prompts) plus what this router
-         * sent since that scrape began, less what it got answers for meanwhile; without it, this router's prompts not
-         * yet answered, which no page shows.
+         * {@link EndpointState#promptTokensInFlight}: the prompt tokens ahead of a request sent here now. This router's
+         * own prompts not yet answered, which it knows at once, plus, from a page with {@code vllm:num_tokens_waiting},
+         * what that count held beyond this router's prompts when the scrape began: the other routers'. A page is
+         * older than the tally, so it only adds what the tally cannot know.
          */
         long promptBacklog(EndpointMetrics metrics) {
             long own = promptTokensInFlight.get();
             if (metrics == null || metrics.tokensWaiting() < 0) return own;
-            return metrics.tokensWaiting() + Math.max(0, own - promptInFlightAtScrape);
+            return own + Math.max(0, metrics.tokensWaiting() - promptInFlightAtScrape);
         }
 
         /** {@code send} counts in this endpoint's metrics from now until a scrape shows it. */

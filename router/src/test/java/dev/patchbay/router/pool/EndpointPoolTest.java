@@ -92,7 +92,7 @@ class EndpointPoolTest {
     }
 
     @Test
-    void aServerCountingItsTokensWaitingShowsEveryRoutersPromptsAndTheTallyAddsOnlyThoseSentSince() {
+    void aServerCountingItsTokensWaitingAddsTheOtherRoutersPromptsToTheTally() {
         AtomicLong now = new AtomicLong();
         AtomicReference<String> page = new AtomicReference<>(PAGE + "vllm:num_tokens_waiting{model_name=\"m\"} 1000\n");
         List<Endpoint> list = endpoints(1);
@@ -104,8 +104,9 @@ class EndpointPoolTest {
                 Duration.ofSeconds(600),
                 endpoint -> {},
                 now::get)) {
-            Send before = pool.sent(e, null, 300); // the server has it: its 1,000 include these 300
-            pool.scrapeNow();
+            pool.scrapeNow(); // the pool reads its list
+            Send before = pool.sent(e, null, 300);
+            pool.scrapeNow(); // the server's 1,000: these 300 and 700 of other routers'
             assertThat(pool.promptBacklog(e)).isEqualTo(1000);
             Send after = pool.sent(e, null, 200); // no page shows it yet
             assertThat(pool.promptBacklog(e)).isEqualTo(1200);
@@ -113,8 +114,9 @@ class EndpointPoolTest {
                     .extracting(EndpointState::promptTokensInFlight)
                     .containsExactly(1200L);
             after.answering();
-            before.answering(); // answered since the scrape: the page's count is older, nothing goes below it
             assertThat(pool.promptBacklog(e)).isEqualTo(1000);
+            before.answering(); // the tally knows at once; the page, older, still holds the others' 700
+            assertThat(pool.promptBacklog(e)).isEqualTo(700);
             assertThat(pool.promptTokensInFlight(e))
                     .as("the router's own tally")
                     .isZero();
