@@ -182,7 +182,7 @@ class RoutedFleetTest {
                     "the stale router has read the idle server",
                     () -> stale.pool().readyStates().size() == 1);
             Future<HttpResponse<String>> holding =
-                    Executors.newVirtualThreadPerTaskExecutor().submit(() -> complete(router.port(), "a0", 100));
+                    Executors.newVirtualThreadPerTaskExecutor().submit(() -> complete(router.port(), "a0", 250));
             Await.until(
                     "a0 runs in the only slot",
                     () -> server.engine().snapshot().lora().runningAdapters().contains("a0"));

@@ -171,7 +171,7 @@ class ServerGuardsTest {
                 dir, List.of("one", "two"), "--enable-lora", "--max-loras", "1", "--sim-latency-ms", "20,0,0,0,0,0")) {
             CompletableFuture<HttpResponse<String>> holdingTheSlot = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return h.post("/v1/completions", "{\"model\":\"one\",\"prompt\":\"hi\",\"max_tokens\":100}");
+                    return h.post("/v1/completions", "{\"model\":\"one\",\"prompt\":\"hi\",\"max_tokens\":250}");
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }

@@ -41,6 +41,8 @@ public final class FakeModelServer implements AutoCloseable {
 
     /** Completions that ask for a slot (x-patchbay-require-slot) are refused for want of one, as a full server does. */
     volatile boolean refuseSlotRequests;
+    /** When set, the page after a refusal: the server's page catches up with the request that took the slot. */
+    volatile String pageAfterRefusal;
     /** Whether each completion asked for a slot, in order. */
     final List<Boolean> askedForSlot = new CopyOnWriteArrayList<>();
 
@@ -141,6 +143,7 @@ public final class FakeModelServer implements AutoCloseable {
         boolean slot = "true".equals(exchange.getRequestHeaders().getFirst("x-patchbay-require-slot"));
         askedForSlot.add(slot);
         if (slot && refuseSlotRequests) {
+            if (pageAfterRefusal != null) metricsPage = pageAfterRefusal;
             exchange.getResponseHeaders().add("X-Patchbay-Slot-Refused", "true");
             send(exchange, 503, "application/json", "{\"error\":{\"message\":\"no slot\",\"code\":503}}");
             return;
