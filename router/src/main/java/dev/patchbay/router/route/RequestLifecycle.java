@@ -304,7 +304,8 @@ public final class RequestLifecycle {
         if (slotWait.holdAgain(admitted.request(), waiter, retry.deadlineNanos())) {
             return waiter;
         }
-        dispatch(admitted, retry.eligible(), candidates, waiter.repick(), onDecided, retry.deadlineNanos());
+        PickResult pick = picker.pick(admitted.request(), candidates.states());
+        dispatch(admitted, retry.eligible(), candidates, pick, onDecided, retry.deadlineNanos());
         return null;
     }
 
