@@ -58,11 +58,7 @@ class SubmitIfSlotTest {
 
     @Test
     void theEngineRefusesOnlyWhatCannotHaveASlot() throws Exception {
-        EngineFixture f = new EngineFixture(
-                EngineFixture.config().maxLoras(1).maxCpuLoras(4).build(),
-                LatencyModel.ZERO,
-                SimulatedExecutor.TextMode.RANDOM,
-                dir);
+        EngineFixture f = oneSlot(4);
         f.load("a");
         f.load("b");
         f.load("c");
@@ -93,11 +89,7 @@ class SubmitIfSlotTest {
 
     @Test
     void concurrentRequestsForOneFreeSlotGetItOnce() throws Exception {
-        EngineFixture f = new EngineFixture(
-                EngineFixture.config().maxLoras(1).maxCpuLoras(8).build(),
-                LatencyModel.ZERO,
-                SimulatedExecutor.TextMode.RANDOM,
-                dir);
+        EngineFixture f = oneSlot(8);
         List<String> names = List.of("a", "b", "c", "d", "e", "f", "g", "h");
         for (String n : names) f.load(n);
         String inSlot = null;
@@ -131,6 +123,15 @@ class SubmitIfSlotTest {
             inSlot = winners.getFirst();
             while (f.core.hasRequests()) f.step(); // it runs in the slot, finishes, and leaves the slot idle
         }
+    }
+
+    /** An engine with one batch slot and {@code hostPlaces} adapters' room in host memory, steps free of cost. */
+    private EngineFixture oneSlot(int hostPlaces) {
+        return new EngineFixture(
+                EngineFixture.config().maxLoras(1).maxCpuLoras(hostPlaces).build(),
+                LatencyModel.ZERO,
+                SimulatedExecutor.TextMode.RANDOM,
+                dir);
     }
 
     private static EngineRequest request(String adapter) {
