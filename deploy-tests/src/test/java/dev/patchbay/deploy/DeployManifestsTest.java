@@ -199,6 +199,40 @@ class DeployManifestsTest {
         assertThat(serverReady.path("httpGet").path("path").asText()).isEqualTo("/health");
     }
 
+    /**
+     * A rollout starts the new router before stopping the old, whether one replica runs or several, and the new one
+     * gets traffic once it has scraped every server.
+     */
+    @Test
+    void routerRolloutsKeepARouterThatHasSeenTheFleetServing() throws Exception {
+        for (String replicas : List.of("1", "3")) {
+            List<String> args = new ArrayList<>(Cases.ROUTER_PROXY.helmArgs());
+            args.addAll(List.of("--set", "epp.replicas=" + replicas));
+            JsonNode router = Manifests.check(Tools.helmTemplate(args)).one("Deployment", "patchbay-router");
+            JsonNode container = Manifests.container(router, "router");
+            assertThat(container
+                            .path("readinessProbe")
+                            .path("httpGet")
+                            .path("path")
+                            .asText())
+                    .isEqualTo("/ready");
+            assertThat(container
+                            .path("livenessProbe")
+                            .path("httpGet")
+                            .path("path")
+                            .asText())
+                    .isEqualTo("/health");
+            JsonNode spec = router.path("spec");
+            assertThat(spec.path("replicas").asInt()).isEqualTo(Integer.parseInt(replicas));
+            assertThat(spec.path("strategy").path("type").asText()).isEqualTo("RollingUpdate");
+            assertThat(spec.path("strategy")
+                            .path("rollingUpdate")
+                            .path("maxUnavailable")
+                            .asInt())
+                    .isZero();
+        }
+    }
+
     /** The checks must be able to fail: each of these objects breaks one rule of its schema. */
     @Test
     void brokenObjectsAreRejected() throws Exception {

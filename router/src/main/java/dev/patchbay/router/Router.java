@@ -139,6 +139,16 @@ public final class Router implements AutoCloseable {
                             }
                         })
                         .get("/health", (req, res) -> res.send("ok"))
+                        // Readiness, as the gRPC face's: a router that has not yet seen every server could only
+                        // refuse or guess, so a rollout waits for its first scrape round before sending it traffic.
+                        .get("/ready", (req, res) -> {
+                            if (pool.synced()) {
+                                res.send("ready");
+                            } else {
+                                res.status(Status.SERVICE_UNAVAILABLE_503)
+                                        .send("not ready: the first scrape round has not ended");
+                            }
+                        })
                         .get("/admin/placement", (req, res) -> {
                             res.header("Content-Type", "application/json");
                             res.send(PlacementJson.write(placement));
