@@ -51,12 +51,15 @@ public record Safetensors(Path file, long dataStart, Map<String, TensorInfo> ten
         byte[] json;
         long headerLen;
         try (InputStream in = Files.newInputStream(file)) {
+            // A file that shrinks while read (rewritten in place) is as broken as one that was short to begin with.
             byte[] lenBytes = in.readNBytes(8);
+            if (lenBytes.length < 8) throw new IOException(file + ": ends inside the safetensors header length");
             headerLen = ByteBuffer.wrap(lenBytes).order(ByteOrder.LITTLE_ENDIAN).getLong();
             if (headerLen <= 0 || headerLen > MAX_HEADER_BYTES || headerLen > fileSize - 8) {
                 throw new IOException(file + ": invalid safetensors header length " + headerLen);
             }
             json = in.readNBytes((int) headerLen);
+            if (json.length < headerLen) throw new IOException(file + ": ends inside the safetensors header");
         }
         JsonNode root;
         try {
