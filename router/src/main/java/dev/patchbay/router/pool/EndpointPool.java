@@ -22,6 +22,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -48,6 +49,8 @@ public final class EndpointPool implements AutoCloseable {
         final AtomicLong promptTokensInFlight = new AtomicLong();
         /** {@link #promptTokensInFlight} when the scrape that gave the current metrics began. */
         volatile long promptInFlightAtScrape;
+        /** Scrapes that gave metrics, since the endpoint joined the pool. */
+        final LongAdder goodScrapes = new LongAdder();
         /** The last good scrape as read, before the router's own requests are added to it. */
         private EndpointMetrics scraped;
         /** The router's counted requests that no scrape has shown yet, oldest first. */
@@ -90,6 +93,7 @@ public final class EndpointPool implements AutoCloseable {
             }
             EndpointStatus before = status.get();
             status.set(new EndpointStatus(before.endpoint(), withUnseen(), nowNanos, false, null));
+            goodScrapes.increment();
             if (failingFor != null) { // set by every failure, so also when one took the endpoint out
                 LOG.log(System.Logger.Level.INFO, before.endpoint() + " answers its metrics again");
             }
@@ -690,6 +694,19 @@ public final class EndpointPool implements AutoCloseable {
             }
         }
         return true;
+    }
+
+    /** Scrapes that gave metrics, per endpoint in list order, since each joined the pool. */
+    public Map<Endpoint, Long> goodScrapes() {
+        Map<Endpoint, Slot> current = slots;
+        Map<Endpoint, Long> counts = new LinkedHashMap<>();
+        for (Endpoint endpoint : order) {
+            Slot slot = current.get(endpoint);
+            if (slot != null) {
+                counts.put(endpoint, slot.goodScrapes.sum());
+            }
+        }
+        return counts;
     }
 
     /** Every endpoint's status, ready or not, in list order. */

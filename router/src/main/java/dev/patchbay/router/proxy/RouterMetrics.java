@@ -97,6 +97,14 @@ public final class RouterMetrics {
                     }
                 })
                 .register(registry);
+        CounterWithCallback.builder()
+                .name("patchbay_router_scrapes_total")
+                .help(
+                        "Metrics scrapes per endpoint that gave data (failed ones: patchbay_router_scrape_failures_total); "
+                                + "their rate shows whether the scrape interval holds")
+                .labelNames("endpoint")
+                .callback(cb -> pool.goodScrapes().forEach((endpoint, n) -> cb.call(n, endpoint.address())))
+                .register(registry);
         GaugeWithCallback.builder()
                 .name("patchbay_router_endpoint_ready")
                 .help("1 when the endpoint may get new requests")

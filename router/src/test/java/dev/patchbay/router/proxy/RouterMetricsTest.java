@@ -107,4 +107,30 @@ class RouterMetricsTest {
                     .contains("patchbay_router_endpoint_served_models{endpoint=\"10.0.0.1:2\"} 0.0");
         }
     }
+
+    @Test
+    void scrapesThatGaveDataAreCountedPerEndpointAndFailedOnesAreNot() throws Exception {
+        Endpoint answering = new Endpoint("10.0.0.1", 1), silent = new Endpoint("10.0.0.1", 2);
+        try (EndpointPool pool = new EndpointPool(
+                EndpointSource.of(List.of(answering, silent)),
+                (e, ids) -> {
+                    if (e.equals(silent)) {
+                        throw new IOException("connection refused");
+                    }
+                    return EndpointMetrics.EMPTY;
+                },
+                Duration.ofMillis(50),
+                Duration.ofHours(1),
+                e -> {},
+                () -> 0L)) {
+            RouterMetrics metrics = new RouterMetrics();
+            metrics.watch(pool);
+            pool.scrapeNow();
+            pool.scrapeNow();
+            pool.scrapeNow();
+            assertThat(page(metrics))
+                    .contains("patchbay_router_scrapes_total{endpoint=\"10.0.0.1:1\"} 3.0")
+                    .contains("patchbay_router_scrapes_total{endpoint=\"10.0.0.1:2\"} 0.0");
+        }
+    }
 }
