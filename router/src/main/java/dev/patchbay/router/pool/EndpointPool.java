@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
@@ -575,15 +576,20 @@ public final class EndpointPool implements AutoCloseable {
 
     /** Rebuilds {@link #servedSnapshot} from the slots; under the pool's lock, so the last rebuild reads the last lists. */
     private synchronized void snapshotServedModels() {
+        servedSnapshot = Collections.unmodifiableMap(perEndpoint(slot -> slot.served.get()));
+    }
+
+    /** One value per endpoint in the pool, in list order. */
+    private <T> Map<Endpoint, T> perEndpoint(Function<Slot, T> value) {
         Map<Endpoint, Slot> current = slots;
-        Map<Endpoint, ServedModels> all = new LinkedHashMap<>();
+        Map<Endpoint, T> all = new LinkedHashMap<>();
         for (Endpoint endpoint : order) {
             Slot slot = current.get(endpoint);
             if (slot != null) {
-                all.put(endpoint, slot.served.get());
+                all.put(endpoint, value.apply(slot));
             }
         }
-        servedSnapshot = Collections.unmodifiableMap(all);
+        return all;
     }
 
     /** What {@code endpoint} lists on {@code /v1/models}, as last fetched; {@link ServedModels#UNKNOWN} if not in the pool. */
@@ -698,28 +704,12 @@ public final class EndpointPool implements AutoCloseable {
 
     /** Scrapes that gave metrics, per endpoint in list order, since each joined the pool. */
     public Map<Endpoint, Long> goodScrapes() {
-        Map<Endpoint, Slot> current = slots;
-        Map<Endpoint, Long> counts = new LinkedHashMap<>();
-        for (Endpoint endpoint : order) {
-            Slot slot = current.get(endpoint);
-            if (slot != null) {
-                counts.put(endpoint, slot.goodScrapes.sum());
-            }
-        }
-        return counts;
+        return perEndpoint(slot -> slot.goodScrapes.sum());
     }
 
     /** Every endpoint's status, ready or not, in list order. */
     public List<EndpointStatus> statuses() {
-        Map<Endpoint, Slot> current = slots;
-        List<EndpointStatus> all = new ArrayList<>(current.size());
-        for (Endpoint endpoint : order) {
-            Slot slot = current.get(endpoint);
-            if (slot != null) {
-                all.add(slot.status.get());
-            }
-        }
-        return all;
+        return new ArrayList<>(perEndpoint(slot -> slot.status.get()).values());
     }
 
     @Override
