@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
@@ -576,20 +576,20 @@ public final class EndpointPool implements AutoCloseable {
 
     /** Rebuilds {@link #servedSnapshot} from the slots; under the pool's lock, so the last rebuild reads the last lists. */
     private synchronized void snapshotServedModels() {
-        servedSnapshot = Collections.unmodifiableMap(perEndpoint(slot -> slot.served.get()));
+        Map<Endpoint, ServedModels> all = new LinkedHashMap<>();
+        forEachSlot((endpoint, slot) -> all.put(endpoint, slot.served.get()));
+        servedSnapshot = Collections.unmodifiableMap(all);
     }
 
-    /** One value per endpoint in the pool, in list order. */
-    private <T> Map<Endpoint, T> perEndpoint(Function<Slot, T> value) {
+    /** Every endpoint in the pool with its slot, in list order. */
+    private void forEachSlot(BiConsumer<Endpoint, Slot> action) {
         Map<Endpoint, Slot> current = slots;
-        Map<Endpoint, T> all = new LinkedHashMap<>();
         for (Endpoint endpoint : order) {
             Slot slot = current.get(endpoint);
             if (slot != null) {
-                all.put(endpoint, value.apply(slot));
+                action.accept(endpoint, slot);
             }
         }
-        return all;
     }
 
     /** What {@code endpoint} lists on {@code /v1/models}, as last fetched; {@link ServedModels#UNKNOWN} if not in the pool. */
@@ -704,12 +704,16 @@ public final class EndpointPool implements AutoCloseable {
 
     /** Scrapes that gave metrics, per endpoint in list order, since each joined the pool. */
     public Map<Endpoint, Long> goodScrapes() {
-        return perEndpoint(slot -> slot.goodScrapes.sum());
+        Map<Endpoint, Long> counts = new LinkedHashMap<>();
+        forEachSlot((endpoint, slot) -> counts.put(endpoint, slot.goodScrapes.sum()));
+        return counts;
     }
 
     /** Every endpoint's status, ready or not, in list order. */
     public List<EndpointStatus> statuses() {
-        return new ArrayList<>(perEndpoint(slot -> slot.status.get()).values());
+        List<EndpointStatus> all = new ArrayList<>(order.size());
+        forEachSlot((endpoint, slot) -> all.add(slot.status.get()));
+        return all;
     }
 
     @Override
