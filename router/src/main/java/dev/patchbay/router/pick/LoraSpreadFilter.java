@@ -291,7 +291,8 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
      * requests are stuck somewhere (queued where it has no slot and every slot is busy: they wait until some adapter
      * there has no request left, under steady traffic never; the drain is then where they wait), or every endpoint
      * holding it has a long queue or many requests (the drain is then on an endpoint with a much shorter queue or
-     * half the requests); null when none is. {@code ended}: the drains that end at this pick.
+     * half the requests); null when none is. {@code ended}: the drains that end at this pick. An endpoint draining
+     * {@code adapter} is not one of its holders: no request for it goes there.
      */
     /**
      * A drain to start on {@code endpoint}; {@code rescue} when the adapter is held nowhere and its requests are stuck:
@@ -307,11 +308,20 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
         int holdersMinWaiting = Integer.MAX_VALUE;
         long holdersMinLoad = Long.MAX_VALUE;
         boolean stuckSomewhere = false;
+        boolean drainedSomewhere = false;
         boolean[] holder = new boolean[candidates.size()];
         for (int i = 0; i < holder.length; i++) {
             EndpointMetrics m = candidates.get(i).metrics();
             if (!m.hasResidencyFamilies()) {
                 return null; // without residency the idle slots are invisible; draining would be blind
+            }
+            Endpoint endpoint = candidates.get(i).endpoint();
+            Drain drain = ended.containsKey(endpoint) ? null : drains.get(endpoint);
+            if (drain != null && drain.adapter().equals(adapter)) {
+                // Drained there: its slot is still there, but no request for it is sent there. Counted as a holder,
+                // its short queue would hide how loaded the holders its traffic now goes to are.
+                drainedSomewhere = true;
+                continue;
             }
             LoraPlacement placement = LoraPlacement.of(m, adapter);
             holder[i] = holds(placement);
@@ -325,8 +335,10 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
             }
         }
         boolean noHolder = holdersMinWaiting == Integer.MAX_VALUE;
-        if (noHolder && !stuckSomewhere) {
-            return null; // a first request: it goes where it waits least, as usual
+        if (noHolder && (!stuckSomewhere || drainedSomewhere)) {
+            // A first request: it goes where it waits least, as usual. Or its only copies are being drained: a
+            // rescue would undo the drain it is the victim of (once that ends and its requests are stuck, one may).
+            return null;
         }
         for (var entry : drains.entrySet()) {
             if (entry.getValue().forAdapter().equals(adapter) && !ended.containsKey(entry.getKey())) {

@@ -55,8 +55,9 @@ class LoraSpreadFilterTest {
         // Port 3's "a" is held elsewhere too (port 1) and has the fewest requests: its slot frees soonest.
         assertThat(filter.drains()).containsExactly(Map.entry(pool.get(2).endpoint(), "a"));
         // While it drains: "a" goes elsewhere, "hot" may go there, adapters needing a new slot may not,
-        // and adapters already in a slot there still may.
-        assertThat(ports(send(filter, PickRequest.adapter("a"), pool))).containsExactly(1, 2);
+        // and adapters already in a slot there still may. ("a" is picked for, not sent: its only home left is port 1,
+        // with 40 waiting, and a send would start a drain for it on port 2, as the next test shows.)
+        assertThat(ports(filter.filter(PickRequest.adapter("a"), pool))).containsExactly(1, 2);
         assertThat(ports(send(filter, PickRequest.adapter("hot"), pool))).containsExactly(1, 2, 3);
         assertThat(ports(send(filter, PickRequest.adapter("new"), pool))).containsExactly(1, 2);
         assertThat(ports(send(filter, PickRequest.adapter("f"), pool))).containsExactly(1, 2, 3);
@@ -67,6 +68,52 @@ class LoraSpreadFilterTest {
                 .isEqualTo(1);
         assertThat(filter.drainsInProgress())
                 .containsExactly(new LoraSpreadFilter.DrainView(pool.get(2).endpoint(), "a", "hot"));
+    }
+
+    @Test
+    void aCopyBeingDrainedDoesNotHideTheOverloadOfTheAdaptersOtherHolders() {
+        // "shared" is in a slot on ports 1 and 2; "cold" only on port 2, whose queue is long. A send for "cold"
+        // drains "shared" from port 1 (held elsewhere, fewest requests): all of its traffic now goes to port 2.
+        List<EndpointState> pool = List.of(
+                busy(1, 0, Map.of("shared", 1, "a", 30, "b", 30)),
+                busy(2, 40, Map.of("shared", 200, "cold", 30, "c", 20)),
+                busy(3, 0, Map.of("d", 30, "e", 20, "f", 10)));
+        send(filter, PickRequest.adapter("cold"), pool);
+        assertThat(filter.drains()).containsExactly(Map.entry(pool.get(0).endpoint(), "shared"));
+        // Port 1 still shows "shared" in a slot with nothing waiting, but no request for it goes there: its only
+        // home is port 2, 40 waiting against port 3's none, and it gets a slot drained on port 3.
+        assertThat(ports(send(filter, PickRequest.adapter("shared"), pool))).containsExactly(2, 3);
+        assertThat(filter.drains())
+                .containsOnly(
+                        Map.entry(pool.get(0).endpoint(), "shared"),
+                        Map.entry(pool.get(2).endpoint(), "f"));
+        assertThat(filter.drainsInProgress())
+                .contains(new LoraSpreadFilter.DrainView(pool.get(2).endpoint(), "f", "shared"));
+    }
+
+    @Test
+    void anAdapterWhoseOnlyCopyIsDrainedIsNotRescuedFromItsOwnDrain() {
+        // "only" is in a slot on port 1 alone and has the fewest requests of the adapters there: a drain for "hot"
+        // takes it. Its requests then wait where it has no slot, but the drain is what put them there.
+        EndpointState drained = busy(1, 0, Map.of("only", 1, "a", 30, "b", 30));
+        EndpointState hot = busy(2, 40, Map.of("hot", 200, "c", 30, "d", 20));
+        send(filter, PickRequest.adapter("hot"), List.of(drained, hot));
+        assertThat(filter.drains()).containsExactly(Map.entry(drained.endpoint(), "only"));
+        EndpointState waitingThere = state(
+                2,
+                EndpointMetrics.builder()
+                        .waitingRequests(41)
+                        .slots(3, 3)
+                        .resident("hot", SLOT)
+                        .adapterRunning("hot", 200)
+                        .resident("c", SLOT)
+                        .adapterRunning("c", 30)
+                        .resident("d", SLOT)
+                        .adapterRunning("d", 20)
+                        .adapterWaiting("only", 1)
+                        .build());
+        send(filter, PickRequest.adapter("only"), List.of(drained, waitingThere));
+        assertThat(filter.drains()).containsExactly(Map.entry(drained.endpoint(), "only"));
     }
 
     @Test
