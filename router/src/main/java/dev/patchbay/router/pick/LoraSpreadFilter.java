@@ -287,6 +287,12 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
     }
 
     /**
+     * A drain to start on {@code endpoint}; {@code rescue} when the adapter is held nowhere and its requests are stuck:
+     * no burst explains that, so it starts at once.
+     */
+    private record Proposal(Endpoint endpoint, Drain drain, boolean rescue) {}
+
+    /**
      * A drain wanted for {@code adapter} when no endpoint has room for it and either no endpoint holds it while its
      * requests are stuck somewhere (queued where it has no slot and every slot is busy: they wait until some adapter
      * there has no request left, under steady traffic never; the drain is then where they wait), or every endpoint
@@ -294,12 +300,6 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
      * half the requests); null when none is. {@code ended}: the drains that end at this pick. An endpoint draining
      * {@code adapter} is not one of its holders: no request for it goes there.
      */
-    /**
-     * A drain to start on {@code endpoint}; {@code rescue} when the adapter is held nowhere and its requests are stuck:
-     * no burst explains that, so it starts at once.
-     */
-    private record Proposal(Endpoint endpoint, Drain drain, boolean rescue) {}
-
     private Proposal proposeDrain(
             String adapter, List<EndpointState> candidates, long now, Map<Endpoint, Drain> ended) {
         if (candidates.size() < 2) {
