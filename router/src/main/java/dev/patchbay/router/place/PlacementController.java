@@ -42,6 +42,9 @@ public final class PlacementController {
     /** Loads placement asked for each home so far: a home whose copy keeps being evicted waits longer each time. */
     private final Map<Pair, Integer> loadsAsked = new HashMap<>();
 
+    /** The tick of this router's last send of each adapter to each server (sends come from request threads). */
+    private final Map<Pair, Long> lastSentTick = new ConcurrentHashMap<>();
+
     private final Set<Pair> releasing = ConcurrentHashMap.newKeySet();
     private final Set<Pair> pending = ConcurrentHashMap.newKeySet();
     /** The tick of each server's last failed load or unload: it is left alone for {@link #BACKOFF_TICKS}. */
@@ -78,6 +81,12 @@ public final class PlacementController {
     /** A request for {@code adapter} arrived at this router. */
     public void arrived(String adapter) {
         rates.arrived(adapter);
+    }
+
+    /** This router sent a request for {@code adapter} to {@code endpoint}: the copy there is in use. */
+    public void sent(String adapter, Endpoint endpoint) {
+        // The later tick wins: a sender that read the tick before others' sends must not set it back.
+        lastSentTick.merge(new Pair(adapter, endpoint), tick, Math::max);
     }
 
     /** The placement routing reads now. */
@@ -195,7 +204,9 @@ public final class PlacementController {
                 Pair pair = new Pair(adapter, server.endpoint());
                 if (backingOff(server.endpoint()) && !releasing.contains(pair)) continue;
                 stillSurplus.add(pair);
-                long since = surplusSince.computeIfAbsent(pair, p -> tick);
+                // Idle since it became surplus or since this router last sent the adapter there, whichever is later.
+                long since =
+                        Math.max(surplusSince.computeIfAbsent(pair, p -> tick), lastSentTick.getOrDefault(pair, 0L));
                 if (pending.contains(pair)) continue;
                 if (releasing.contains(pair)) {
                     // Routing has not sent it there since the last tick and the server shows none: unload now.
@@ -217,6 +228,8 @@ public final class PlacementController {
             }
         }
         surplusSince.keySet().retainAll(stillSurplus);
+        // A send older than releaseAfter ticks no longer delays a release.
+        lastSentTick.values().removeIf(sent -> tick - sent > settings.releaseAfter());
         // An unloaded copy stays released (the server's model list may still show it for a while) until placement
         // loads it there again, or it is back and no longer surplus (loaded by someone else).
         releasing.removeIf(pair -> !pending.contains(pair)

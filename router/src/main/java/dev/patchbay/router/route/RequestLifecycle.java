@@ -324,6 +324,8 @@ public final class RequestLifecycle {
         }
         EndpointState target = pick.best();
         Send send = pool.sent(target.endpoint(), request.baseModel() ? null : request.model(), admitted.promptTokens());
+        PlacementController controller = placement;
+        if (controller != null && !request.baseModel()) controller.sent(request.model(), target.endpoint());
         picker.preRequest(new Dispatched(request, candidates.states(), target, send));
         onDecided.accept(new RouteDecision(
                 null,

@@ -12,7 +12,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -158,6 +160,34 @@ class PlacementControllerTest {
     }
 
     @Test
+    void aSurplusCopyThisRouterStillSendsToIsReleasedOnlyOnceItsSendsStop() {
+        hotEverywhere(List.of(), List.of());
+        controller.onRound();
+        second(HOT_COOLED);
+        List<Endpoint> home = controller.placement().homesOf("hot");
+        List<Endpoint> spare = new ArrayList<>(fleet.get().endpoints());
+        spare.removeAll(home);
+        Endpoint used = spare.get(0), idle = spare.get(1);
+
+        // Requests too short to show on any page at a tick still go to `used` every second: it stays in routing.
+        for (int i = 0; i < 6; i++) {
+            controller.sent("hot", used);
+            second(HOT_COOLED);
+        }
+        assertThat(controller.placement().isReleased("hot", idle)).isTrue();
+        assertThat(controller.placement().isReleased("hot", used)).isFalse();
+        assertThat(admin.calls).doesNotContain("unload hot " + used.host());
+
+        // Its sends stop: releaseAfter (2) ticks after the last one routing stops sending there, and the unload
+        // follows a tick later.
+        second(HOT_COOLED);
+        assertThat(controller.placement().isReleased("hot", used)).isTrue();
+        assertThat(admin.calls).doesNotContain("unload hot " + used.host());
+        second(HOT_COOLED);
+        assertThat(admin.calls).contains("unload hot " + used.host());
+    }
+
+    @Test
     void pinnedAndBusyCopiesAreNeverReleased() {
         hotEverywhere(List.of(), List.of());
         controller.onRound();
@@ -217,6 +247,51 @@ class PlacementControllerTest {
         long counted = 0;
         for (String a : controller.report().adapters().keySet()) counted += ratesTotal(a);
         assertThat(counted).isEqualTo((long) threads * each);
+    }
+
+    @Test
+    void sendsFromManyThreadsKeepTheirCopyInRoutingWhileTicksRun() throws Exception {
+        hotEverywhere(List.of(), List.of());
+        controller.onRound();
+        second(HOT_COOLED);
+        List<Endpoint> spare = new ArrayList<>(fleet.get().endpoints());
+        spare.removeAll(controller.placement().homesOf("hot"));
+        Endpoint used = spare.get(0), idle = spare.get(1);
+        AtomicLongArray sends = new AtomicLongArray(4);
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> senders = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int thread = t;
+                senders.add(pool.submit(() -> {
+                    while (!stop.get()) {
+                        controller.sent("hot", used);
+                        sends.incrementAndGet(thread);
+                    }
+                }));
+            }
+            for (int i = 0; i < 12; i++) {
+                // Every tick sees a send begun after the one before it: some thread's second send since then.
+                long[] before = new long[4];
+                for (int t = 0; t < 4; t++) before[t] = sends.get(t);
+                while (!advancedTwice(sends, before)) Thread.onSpinWait();
+                second(HOT_COOLED);
+                assertThat(controller.placement().isReleased("hot", used)).isFalse();
+            }
+            stop.set(true);
+            for (Future<?> f : senders) f.get();
+        } finally {
+            stop.set(true);
+            pool.shutdown();
+        }
+        assertThat(controller.placement().isReleased("hot", idle)).isTrue();
+        assertThat(admin.calls).contains("unload hot " + idle.host()).doesNotContain("unload hot " + used.host());
+    }
+
+    private static boolean advancedTwice(AtomicLongArray counts, long[] before) {
+        for (int t = 0; t < before.length; t++) if (counts.get(t) >= before[t] + 2) return true;
+        return false;
     }
 
     private long ratesTotal(String adapter) {
