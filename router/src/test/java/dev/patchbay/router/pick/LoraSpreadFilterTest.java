@@ -212,7 +212,8 @@ class LoraSpreadFilterTest {
      * there: their holder, port 1, has more than 16 waiting), runs three adapters with steady traffic.
      */
     private static EndpointState spilledOnto(int port, Map<String, Integer> running, Map<String, Integer> waiting) {
-        EndpointMetrics.Builder b = EndpointMetrics.builder().waitingRequests(60).slots(3, running.size());
+        EndpointMetrics.Builder b =
+                EndpointMetrics.builder().waitingRequests(60).slots(3, running.size());
         running.forEach((name, n) -> {
             b.resident(name, SLOT);
             b.adapterRunning(name, n);
