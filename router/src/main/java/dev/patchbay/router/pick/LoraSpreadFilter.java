@@ -293,10 +293,9 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
     private record Proposal(Endpoint endpoint, Drain drain, boolean rescue) {}
 
     /**
-     * A drain wanted for {@code adapter} when no endpoint has room for it and either its requests are stuck somewhere
-     * (queued where it has no slot and every slot is busy: they wait until some adapter there has no request left,
-     * under steady traffic never; the drain is then where they wait) while no endpoint holds it or every holder has
-     * more than {@link LoraCapacityFilter#SPILL_WAITING} waiting (the spill-over that sent them there), or every endpoint
+     * A drain wanted for {@code adapter} when no endpoint has room for it and either no endpoint holds it while its
+     * requests are stuck somewhere (queued where it has no slot and every slot is busy: they wait until some adapter
+     * there has no request left, under steady traffic never; the drain is then where they wait), or every endpoint
      * holding it has a long queue or many requests (the drain is then on an endpoint with a much shorter queue or
      * half the requests); null when none is. {@code ended}: the drains that end at this pick. An endpoint draining
      * {@code adapter} is not one of its holders: no request for it goes there.
@@ -346,10 +345,6 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
                 return null;
             }
         }
-        // Stuck: held nowhere, or every holder backlogged past lora-capacity's spill-over, which then sends its
-        // requests to wait for a slot where no slot frees under steady traffic. Either way the drain is where they
-        // wait (for a held adapter, once wanted for the persistence time, like any drain that is not a rescue).
-        boolean stuck = noHolder || (stuckSomewhere && holdersMinWaiting > LoraCapacityFilter.SPILL_WAITING);
         Map<String, Integer> slotHolders = null;
         EndpointState target = null;
         Victim best = null;
@@ -361,15 +356,15 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
             if ((endedAt != null && now - endedAt < cooldownNanos)
                     || draining
                     || holder[i]
-                    || (!stuck && hasQueuedSlotClaim(m, adapter))) {
-                // (for stuck requests, any stuck adapter that takes the freed slot is progress)
+                    || (!noHolder && hasQueuedSlotClaim(m, adapter))) {
+                // (for an adapter held nowhere, any stuck adapter that takes the freed slot is progress)
                 continue;
             }
             // A target with a long queue has no room either: the freed slot would only sit behind that queue.
             boolean muchLighter = m.waitingRequests() <= MAX_TARGET_WAITING
                     && (holdersMinWaiting - m.waitingRequests() >= overloadWaiting
                             || muchLessLoaded(m, holdersMinLoad));
-            if (stuck ? m.adapterWaiting(adapter) == 0 : !muchLighter) {
+            if (noHolder ? m.adapterWaiting(adapter) == 0 : !muchLighter) {
                 continue; // stuck requests are served where they wait; otherwise only a much lighter endpoint helps
             }
             if (slotHolders == null) {

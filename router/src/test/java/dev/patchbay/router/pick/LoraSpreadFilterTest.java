@@ -207,61 +207,6 @@ class LoraSpreadFilterTest {
         assertThat(filter.drains()).containsExactly(Map.entry(stuck.endpoint(), "a"));
     }
 
-    /**
-     * Port 2, where "hot" and "spilled" have requests waiting without a slot (lora-capacity's spill-over sent them
-     * there: their holder, port 1, has more than 16 waiting), runs three adapters with steady traffic.
-     */
-    private static EndpointState spilledOnto(int port, Map<String, Integer> running, Map<String, Integer> waiting) {
-        EndpointMetrics.Builder b =
-                EndpointMetrics.builder().waitingRequests(60).slots(3, running.size());
-        running.forEach((name, n) -> {
-            b.resident(name, SLOT);
-            b.adapterRunning(name, n);
-        });
-        waiting.forEach(b::adapterWaiting);
-        return state(port, b.build());
-    }
-
-    @Test
-    void spilledRequestsStuckBehindBusySlotsGetASlotDrainedWhereTheyWait() {
-        // Every queue is long (port 2's, 60, is over the bound for an ordinary drain target), and each spilled
-        // adapter's requests are the other's queued claim on port 2: without the rule nothing ever frees a slot there.
-        List<EndpointState> pool = List.of(
-                busy(1, 40, Map.of("hot", 250, "spilled", 200, "b", 3)),
-                spilledOnto(2, Map.of("c", 20, "a", 2, "e", 10), Map.of("hot", 6, "spilled", 4)),
-                busy(3, 45, Map.of("a", 40, "f", 50, "g", 60)));
-        send(filter, PickRequest.adapter("hot"), pool);
-        // "a" is also held on port 3 and has the fewest requests on port 2.
-        assertThat(filter.drainsInProgress())
-                .containsExactly(new LoraSpreadFilter.DrainView(pool.get(1).endpoint(), "a", "hot"));
-
-        // "hot" has the slot. "spilled" waits out the cooldown like any drain there: swapping a slot back and forth
-        // between two backlogged adapters frees nothing.
-        LoraSpreadFilter.Settings s = filter.settings();
-        List<EndpointState> arrived = List.of(
-                pool.get(0),
-                spilledOnto(2, Map.of("c", 20, "hot", 30, "e", 10), Map.of("spilled", 4)),
-                busy(3, 45, Map.of("e", 40, "f", 50, "g", 60)));
-        send(filter, PickRequest.adapter("spilled"), arrived);
-        assertThat(filter.drains()).isEmpty();
-        clock.addAndGet(s.cooldownNanos() + 1);
-        send(filter, PickRequest.adapter("spilled"), arrived);
-        assertThat(filter.drainsInProgress())
-                .containsExactly(new LoraSpreadFilter.DrainView(arrived.get(1).endpoint(), "e", "spilled"));
-    }
-
-    @Test
-    void requestsWaitingWithoutASlotAreNotStuckWhileTheHoldersKeepUp() {
-        // Port 1 has 10 waiting, under lora-capacity's spill-over: the requests on port 2 are no spill, and a drain
-        // there (60 waiting) would not help.
-        List<EndpointState> pool = List.of(
-                busy(1, 10, Map.of("hot", 250, "spilled", 200, "b", 3)),
-                spilledOnto(2, Map.of("c", 20, "a", 2, "e", 10), Map.of("hot", 6, "spilled", 4)),
-                busy(3, 45, Map.of("a", 40, "f", 50, "g", 60)));
-        send(filter, PickRequest.adapter("hot"), pool);
-        assertThat(filter.drains()).isEmpty();
-    }
-
     @Test
     void equallyGoodVictimsAreChosenByNameSoPicksAreReproducible() {
         // Two adapters on port 3, both held elsewhere and with as many requests: the smaller name, whatever the
