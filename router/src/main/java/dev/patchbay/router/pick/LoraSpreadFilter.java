@@ -221,8 +221,13 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
             if (started != null && proposal.endpoint().equals(endpoint)) {
                 return started;
             }
-            return ended.containsKey(endpoint) ? null : drains.get(endpoint);
+            return ongoing(drains, ended, endpoint);
         }
+    }
+
+    /** The drain on {@code endpoint} that goes on past this pick: none, or one of {@code ended}, is null. */
+    private static Drain ongoing(Map<Endpoint, Drain> drains, Map<Endpoint, Drain> ended, Endpoint endpoint) {
+        return ended.containsKey(endpoint) ? null : drains.get(endpoint);
     }
 
     private Step step(String adapter, List<EndpointState> candidates, long now) {
@@ -233,7 +238,7 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
             long since = overloadedSince.getOrDefault(adapter, now);
             // A burst passes by itself; a frozen placement does not.
             boolean wantedLongEnough = p.rescue() || now - since >= persistenceNanos;
-            boolean endpointFree = drains.get(p.endpoint()) == null || ended.containsKey(p.endpoint());
+            boolean endpointFree = ongoing(drains, ended, p.endpoint()) == null;
             if (wantedLongEnough && endpointFree) {
                 started = p.drain();
             }
@@ -316,7 +321,7 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
                 return null; // without residency the idle slots are invisible; draining would be blind
             }
             Endpoint endpoint = candidates.get(i).endpoint();
-            Drain drain = ended.containsKey(endpoint) ? null : drains.get(endpoint);
+            Drain drain = ongoing(drains, ended, endpoint);
             if (drain != null && drain.adapter().equals(adapter)) {
                 // Drained there: its slot is still there, but no request for it is sent there. Counted as a holder,
                 // its short queue would hide how loaded the holders its traffic now goes to are.
@@ -352,7 +357,7 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
             EndpointState state = candidates.get(i);
             EndpointMetrics m = state.metrics();
             Long endedAt = ended.containsKey(state.endpoint()) ? (Long) now : drainEnded.get(state.endpoint());
-            boolean draining = drains.containsKey(state.endpoint()) && !ended.containsKey(state.endpoint());
+            boolean draining = ongoing(drains, ended, state.endpoint()) != null;
             if ((endedAt != null && now - endedAt < cooldownNanos)
                     || draining
                     || holder[i]
@@ -436,7 +441,7 @@ public final class LoraSpreadFilter implements Filter, PreRequest {
     private Map<String, Integer> slotHolders(List<EndpointState> candidates, Map<Endpoint, Drain> ended) {
         Map<String, Integer> counts = new HashMap<>();
         for (EndpointState state : candidates) {
-            Drain drain = ended.containsKey(state.endpoint()) ? null : drains.get(state.endpoint());
+            Drain drain = ongoing(drains, ended, state.endpoint());
             for (var entry : state.metrics().residency().entrySet()) {
                 if (entry.getValue().inSlot()
                         && (drain == null || !drain.adapter().equals(entry.getKey()))) {

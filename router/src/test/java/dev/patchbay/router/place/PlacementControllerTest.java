@@ -127,6 +127,16 @@ class PlacementControllerTest {
     /** Hot is now the coldest: one home of six slots. */
     static final Map<String, Integer> HOT_COOLED = Map.of("hot", 1, "warm", 6, "cold", 3);
 
+    /** Hot held everywhere, then cooled to one home: the copies elsewhere, now surplus. */
+    List<Endpoint> spareCopiesOfCooledHot() {
+        hotEverywhere(List.of(), List.of());
+        controller.onRound();
+        second(HOT_COOLED);
+        List<Endpoint> spare = new ArrayList<>(fleet.get().endpoints());
+        spare.removeAll(controller.placement().homesOf("hot"));
+        return spare;
+    }
+
     long unloads(String adapter) {
         return admin.calls.stream()
                 .filter(c -> c.startsWith("unload " + adapter))
@@ -135,13 +145,9 @@ class PlacementControllerTest {
 
     @Test
     void releasesASurplusCopyInTwoPhases() {
-        hotEverywhere(List.of(), List.of());
-        controller.onRound();
-        second(HOT_COOLED);
+        List<Endpoint> spare = spareCopiesOfCooledHot();
         List<Endpoint> home = controller.placement().homesOf("hot");
         assertThat(home).hasSize(1);
-        List<Endpoint> spare = new ArrayList<>(fleet.get().endpoints());
-        spare.removeAll(home);
 
         // Surplus for releaseAfter (2) ticks: routing stops sending it there, and no unload goes out yet.
         second(HOT_COOLED);
@@ -161,12 +167,7 @@ class PlacementControllerTest {
 
     @Test
     void aSurplusCopyThisRouterStillSendsToIsReleasedOnlyOnceItsSendsStop() {
-        hotEverywhere(List.of(), List.of());
-        controller.onRound();
-        second(HOT_COOLED);
-        List<Endpoint> home = controller.placement().homesOf("hot");
-        List<Endpoint> spare = new ArrayList<>(fleet.get().endpoints());
-        spare.removeAll(home);
+        List<Endpoint> spare = spareCopiesOfCooledHot();
         Endpoint used = spare.get(0), idle = spare.get(1);
 
         // Requests too short to show on any page at a tick still go to `used` every second: it stays in routing.
@@ -251,11 +252,7 @@ class PlacementControllerTest {
 
     @Test
     void sendsFromManyThreadsKeepTheirCopyInRoutingWhileTicksRun() throws Exception {
-        hotEverywhere(List.of(), List.of());
-        controller.onRound();
-        second(HOT_COOLED);
-        List<Endpoint> spare = new ArrayList<>(fleet.get().endpoints());
-        spare.removeAll(controller.placement().homesOf("hot"));
+        List<Endpoint> spare = spareCopiesOfCooledHot();
         Endpoint used = spare.get(0), idle = spare.get(1);
         AtomicLongArray sends = new AtomicLongArray(4);
         AtomicBoolean stop = new AtomicBoolean();
