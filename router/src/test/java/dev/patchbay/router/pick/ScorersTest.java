@@ -508,18 +508,19 @@ class ScorersTest {
     }
 
     @Test
-    void capacityFilterSpillsOverOnceEveryHolderIsBacklogged() {
+    void capacityFilterKeepsRequestsAwayFromBusySlotsHoweverBackloggedTheHolders() {
+        // Sent where every slot is busy with adapters that always have a request, it would wait until arrivals stop.
         LoraCapacityFilter filter = new LoraCapacityFilter();
-        int over = LoraCapacityFilter.SPILL_WAITING + 1;
-        EndpointState holder = state(
+        EndpointState backloggedHolder = state(
                 1,
                 EndpointMetrics.builder()
-                        .waitingRequests(over)
+                        .waitingRequests(200)
                         .slots(2, 2)
                         .resident("sql", AdapterResidency.IN_SLOT)
                         .resident("a", AdapterResidency.IN_SLOT)
                         .adapterRunning("a", 1)
                         .adapterRunning("sql", 5)
+                        .adapterWaiting("sql", 200)
                         .build());
         EndpointState busyElsewhere = state(
                 2,
@@ -531,21 +532,9 @@ class ScorersTest {
                         .adapterRunning("a", 1)
                         .adapterRunning("b", 1)
                         .build());
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere))))
-                .containsExactly(1, 2);
-        EndpointState calmHolder = state(
-                1,
-                EndpointMetrics.builder()
-                        .waitingRequests(over - 1)
-                        .slots(2, 2)
-                        .resident("sql", AdapterResidency.IN_SLOT)
-                        .resident("a", AdapterResidency.IN_SLOT)
-                        .adapterRunning("a", 1)
-                        .adapterRunning("sql", 5)
-                        .build());
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(calmHolder, busyElsewhere))))
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(backloggedHolder, busyElsewhere))))
                 .containsExactly(1);
-        // An endpoint with a free slot is still preferred to spilling: only it and the holder stay.
+        // An endpoint with a free slot stays beside the holder, however long its queue.
         EndpointState freeSlot = state(
                 3,
                 EndpointMetrics.builder()
@@ -554,7 +543,7 @@ class ScorersTest {
                         .resident("a", AdapterResidency.IN_SLOT)
                         .adapterRunning("a", 1)
                         .build());
-        assertThat(Fixtures.ports(filter.filter(SQL, List.of(holder, busyElsewhere, freeSlot))))
+        assertThat(Fixtures.ports(filter.filter(SQL, List.of(backloggedHolder, busyElsewhere, freeSlot))))
                 .containsExactly(1, 3);
     }
 
