@@ -46,11 +46,13 @@ class PeersBenchSmokeTest {
                 BenchSetup.LLMD_LORA,
                 BenchSetup.VLLM_ROUTER_ROUND_ROBIN,
                 BenchSetup.ENVOY_ROUND_ROBIN);
+        PeersBench.Stage operating =
+                new PeersBench.Stage("poisson x1.00", AiperfRun.Arrivals.poisson(8), Duration.ofSeconds(6));
         PeersBench.Settings settings = new PeersBench.Settings(
                 new SimFleet.Settings(2, "smoke", adapters, 2, 4, 16, "2,0.01,0.1,0.2,40,3", "256m"),
                 setups,
-                List.of(new PeersBench.Stage("poisson x1.00", AiperfRun.Arrivals.poisson(8), Duration.ofSeconds(6))),
-                "poisson x1.00",
+                List.of(operating),
+                operating,
                 Duration.ZERO,
                 32,
                 4,

@@ -41,8 +41,9 @@ public final class PeersBench {
      * @param fleet        the servers behind every setup
      * @param setups       the setups, in the order they run
      * @param stages       the stages every setup gets
-     * @param operating    the stage the 2x target is judged at
-     * @param warmUp       how long the warm-up at the operating stage's rate lasts before the stages
+     * @param operating    the stage at the operating rate: the warm-up runs at its arrivals, and the 2x target is
+     *                     judged at it when it is one of {@code stages}
+     * @param warmUp       how long the warm-up at the operating rate lasts before the stages
      * @param inputTokens  prompt length
      * @param outputTokens answer length (ignore_eos)
      * @param seed         the load tool's seed: the same stream for every setup
@@ -54,7 +55,7 @@ public final class PeersBench {
             SimFleet.Settings fleet,
             List<BenchSetup> setups,
             List<Stage> stages,
-            String operating,
+            Stage operating,
             @JsonSerialize(using = ToStringSerializer.class) Duration warmUp,
             int inputTokens,
             int outputTokens,
@@ -66,7 +67,7 @@ public final class PeersBench {
                 SimFleet.Settings fleet,
                 List<BenchSetup> setups,
                 List<Stage> stages,
-                String operating,
+                Stage operating,
                 Duration warmUp,
                 int inputTokens,
                 int outputTokens,
@@ -129,7 +130,7 @@ public final class PeersBench {
                                 20,
                                 settings.probes()));
                 write(sofar);
-                Stage operating = operatingStage();
+                Stage operating = settings.operating();
                 progress.accept(status(++step, steps, started, setup, "warm-up"));
                 if (!settings.warmUp().isZero()) {
                     aiperf(
@@ -151,13 +152,6 @@ public final class PeersBench {
             }
         }
         return sofar;
-    }
-
-    private Stage operatingStage() {
-        return settings.stages().stream()
-                .filter(s -> s.name().equals(settings.operating()))
-                .findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("no stage named " + settings.operating()));
     }
 
     private StageResult runStage(

@@ -161,10 +161,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
         Duration stage = stageDuration;
         List<PeersBench.Stage> stages = new ArrayList<>();
         for (double factor : factors) {
-            stages.add(new PeersBench.Stage(
-                    String.format(Locale.ROOT, "poisson x%.2f", factor),
-                    AiperfRun.Arrivals.poisson(operatingRate * factor),
-                    stage));
+            stages.add(poissonStage(factor, stage));
         }
         if (burstySmoothness > 0) {
             stages.add(new PeersBench.Stage(
@@ -179,13 +176,21 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 fleet,
                 chosen,
                 stages,
-                "poisson x1.00",
+                // Warm-up runs at the operating rate even when --factors leaves its stage out.
+                poissonStage(1.0, stage),
                 warmUp,
                 inputTokens,
                 outputTokens,
                 seed,
                 probes,
                 "on".equals(placement));
+    }
+
+    private PeersBench.Stage poissonStage(double factor, Duration duration) {
+        return new PeersBench.Stage(
+                String.format(Locale.ROOT, "poisson x%.2f", factor),
+                AiperfRun.Arrivals.poisson(operatingRate * factor),
+                duration);
     }
 
     private static Map<String, String> versions() throws IOException, InterruptedException {
@@ -207,9 +212,10 @@ public final class PeersBenchCommand implements Callable<Integer> {
         }
     }
 
-    private String commandLine() {
-        return "patchbay bench-peers --servers " + servers + " --operating-rate " + operatingRate + " --stage-duration "
-                + stageDuration.toSeconds() + "s" + (setups == null ? "" : " --setups " + String.join(",", setups))
-                + " --placement " + placement;
+    String commandLine() {
+        return "patchbay bench-peers --servers " + servers + " --operating-rate " + operatingRate + " --factors "
+                + String.join(",", factors.stream().map(String::valueOf).toList()) + " --bursty-smoothness "
+                + burstySmoothness + " --stage-duration " + stageDuration.toSeconds() + "s"
+                + (setups == null ? "" : " --setups " + String.join(",", setups)) + " --placement " + placement;
     }
 }

@@ -1,0 +1,59 @@
+package dev.patchbay.launcher.peers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.patchbay.launcher.load.AiperfReport;
+import dev.patchbay.launcher.load.AiperfRun;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class PeersBenchCommandTest {
+    private static PeersBenchCommand parsed(String... args) {
+        PeersBenchCommand command = new PeersBenchCommand();
+        new CommandLine(command).parseArgs(args);
+        return command;
+    }
+
+    @Test
+    void stagesWithoutTheOperatingRateStillWarmUpAtIt() {
+        PeersBenchCommand command = parsed("--factors", "1.25", "--bursty-smoothness", "0", "--stage-duration", "240s");
+        PeersBench.Settings settings = command.settings();
+
+        assertThat(settings.stages()).extracting(PeersBench.Stage::name).containsExactly("poisson x1.25");
+        assertThat(settings.stages().getFirst().arrivals()).isEqualTo(AiperfRun.Arrivals.poisson(37.5));
+        assertThat(settings.operating().name()).isEqualTo("poisson x1.00");
+        assertThat(settings.operating().arrivals()).isEqualTo(AiperfRun.Arrivals.poisson(30));
+        assertThat(command.commandLine()).contains("--factors 1.25 --bursty-smoothness 0.0 --stage-duration 240s");
+    }
+
+    @Test
+    void theTwiceLowerTargetIsJudgedOnlyWhereTheOperatingStageRan() {
+        PeersBench.Settings settings =
+                parsed("--factors", "1.25", "--bursty-smoothness", "0").settings();
+        List<StageResult> x125 =
+                List.of(row("patchbay-picker", "poisson x1.25", 0.9), row("llm-d-lora", "poisson x1.25", 1.0));
+        List<PeersReport.Verdict> verdicts =
+                PeersReport.judge(new PeersBench.Results(settings, Map.of(), Map.of(), x125));
+        assertThat(verdicts)
+                .extracting(PeersReport.Verdict::target)
+                .noneMatch(t -> t.contains("2x lower"))
+                .anyMatch(t -> t.contains("never worse"));
+
+        PeersBench.Settings withOperating =
+                parsed("--factors", "1.0,1.25", "--bursty-smoothness", "0").settings();
+        List<StageResult> x100 =
+                List.of(row("patchbay-picker", "poisson x1.00", 0.4), row("llm-d-lora", "poisson x1.00", 1.0));
+        assertThat(PeersReport.judge(new PeersBench.Results(withOperating, Map.of(), Map.of(), x100)))
+                .filteredOn(v -> v.target().contains("2x lower"))
+                .singleElement()
+                .extracting(PeersReport.Verdict::met)
+                .isEqualTo(true);
+    }
+
+    private static StageResult row(String setup, String stage, double p99) {
+        AiperfReport.Ttft ttft = new AiperfReport.Ttft(100, p99 / 10, p99 / 2, p99);
+        return new StageResult(setup, stage, 30, 30, 100, 0, 100, 1000, ttft, Map.of(), 10, 10);
+    }
+}
