@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -214,7 +215,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
 
     String commandLine() {
         return "patchbay bench-peers --servers " + servers + " --operating-rate " + operatingRate + " --factors "
-                + String.join(",", factors.stream().map(String::valueOf).toList()) + " --bursty-smoothness "
+                + factors.stream().map(String::valueOf).collect(Collectors.joining(",")) + " --bursty-smoothness "
                 + burstySmoothness + " --stage-duration " + stageDuration.toSeconds() + "s"
                 + (setups == null ? "" : " --setups " + String.join(",", setups)) + " --placement " + placement;
     }

@@ -15,16 +15,16 @@ import java.util.function.Supplier;
 
 /**
  * Places adapters across the fleet: at each tick it folds the arrivals it was told of into rates, reads the fleet,
- * asks its {@link PlacementAlgorithm} for each adapter's homes, and, when the algorithm acts, loads the missing homes of
- * adapters with several ahead of demand (at most {@code maxLoadsPerTick} a tick; a home whose preload was evicted waits
- * {@code reloadCooldown} ticks before it is loaded again, twice as long after each further load, up to 64 times: where
- * host memory churns, a home is not worth a load every few seconds) and releases surplus copies. A copy is surplus when its adapter has planned homes
- * elsewhere, one of them holding it, and it is neither a home, pinned, nor busy there. Release has two phases, so no
- * request is sent to a copy being unloaded: routing stops sending the adapter there once it has been surplus, and
- * not sent there by this router, for {@code releaseAfter} ticks, and the unload goes out at the next tick if the server still shows no request for it.
- * A server whose admin API fails a call (switched off, say) is left alone for {@link #BACKOFF_TICKS} ticks. Ticks run
- * on the thread that calls {@link #onRound} (the pool's scrape rounds); loads and unloads answer on the admin's
- * threads.
+ * asks its {@link PlacementAlgorithm} for each adapter's homes, and, when the algorithm acts, loads the missing homes
+ * of adapters with several ahead of demand (at most {@code maxLoadsPerTick} a tick; a home whose preload was evicted
+ * waits {@code reloadCooldown} ticks before it is loaded again, twice as long after each further load, up to 64
+ * times: where host memory churns, a home is not worth a load every few seconds) and releases surplus copies. A copy
+ * is surplus when its adapter has planned homes elsewhere, one of them holding it, and it is neither a home, pinned,
+ * nor busy there. Release has two phases, so no request is sent to a copy being unloaded: routing stops sending the
+ * adapter there once it has been surplus, and not sent there by this router, for {@code releaseAfter} ticks, and the
+ * unload goes out at the next tick if the server still shows no request for it. A server whose admin API fails a
+ * call (switched off, say) is left alone for {@link #BACKOFF_TICKS} ticks. Ticks run on the thread that calls
+ * {@link #onRound} (the pool's scrape rounds); loads and unloads answer on the admin's threads.
  */
 public final class PlacementController {
     private final PlacementSettings settings;
