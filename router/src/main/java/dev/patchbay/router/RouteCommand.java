@@ -98,6 +98,16 @@ public final class RouteCommand implements Callable<Integer> {
     Integer grpcHealthPort;
 
     @Option(
+            names = "--ext-proc-fallbacks",
+            paramLabel = "N",
+            description = "Name N more endpoints after the first choice in the answer to Envoy (the protocol's "
+                    + "fallback list, best first), for Envoy to retry on; a request that may wait for a slot is then "
+                    + "refused by a Patchbay server without one on every attempt but the last, and Envoy tries the next. "
+                    + "Needs Envoy's override_host load balancing with retries, as deploy/envoy/envoy.yaml has it; "
+                    + "Envoy's ORIGINAL_DST cluster fails a request whose header names more than one. Default: 0.")
+    int extProcFallbacks;
+
+    @Option(
             names = "--placement",
             paramLabel = "on|off",
             description = "Place adapters across the servers: load an adapter's homes ahead of demand and release "
@@ -178,6 +188,7 @@ public final class RouteCommand implements Callable<Integer> {
                     .extProcPort(extProcPort == null ? RouterOptions.NO_EXT_PROC : extProcPort)
                     .healthPort(grpcHealthPort == null ? RouterOptions.NO_EXT_PROC : grpcHealthPort)
                     .servedModelsInterval(servedModelsInterval)
+                    .extProcFallbacks(extProcFallbacks)
                     .build();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(commandLine(), e.getMessage());

@@ -169,7 +169,7 @@ public final class Router implements AutoCloseable {
                         options.host(),
                         options.extProcPort(),
                         options.healthPort(),
-                        new ExtProcService(lifecycle, metrics),
+                        new ExtProcService(lifecycle, metrics, options.extProcFallbacks()),
                         pool::synced);
             } catch (IOException e) {
                 stop();

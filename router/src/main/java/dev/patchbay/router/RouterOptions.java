@@ -27,6 +27,9 @@ import java.time.Duration;
  *                       is listed ({@link dev.patchbay.router.route.ModelCatalog#servedBy}); zero reads none. The
  *                       constructors without it take the config's {@code servedModelsInterval}, else
  *                       {@link #DEFAULT_SERVED_MODELS_INTERVAL}
+ * @param extProcFallbacks how many endpoints the external processor names after its first choice, for the data plane
+ *                       to retry on (the protocol's fallback list); 0 names one, as Envoy's {@code ORIGINAL_DST}
+ *                       cluster needs. Only with an external processor
  */
 public record RouterOptions(
         String host,
@@ -38,7 +41,8 @@ public record RouterOptions(
         Duration maxStaleness,
         int extProcPort,
         int healthPort,
-        Duration servedModelsInterval) {
+        Duration servedModelsInterval,
+        int extProcFallbacks) {
     public static final int NO_EXT_PROC = -1;
     public static final Duration DEFAULT_SCRAPE_INTERVAL = Duration.ofMillis(50);
     /**
@@ -48,6 +52,9 @@ public record RouterOptions(
     public static final Duration DEFAULT_SERVED_MODELS_INTERVAL = Duration.ofSeconds(1);
 
     public static final Duration DEFAULT_STALENESS = Duration.ofMillis(200);
+    /** More fallbacks than this would only make a request that no server has a slot for travel further. */
+    public static final int MAX_EXT_PROC_FALLBACKS = 8;
+
     public static final Duration DEFAULT_MAX_STALENESS = EndpointPool.DEFAULT_MAX_STALENESS;
 
     public RouterOptions {
@@ -70,6 +77,13 @@ public record RouterOptions(
         EndpointPool.checkStaleness(staleness, maxStaleness);
         if (servedModelsInterval == null || servedModelsInterval.isNegative()) {
             throw new IllegalArgumentException("the served models interval must be 0 (off) or more");
+        }
+        if (extProcFallbacks < 0 || extProcFallbacks > MAX_EXT_PROC_FALLBACKS) {
+            throw new IllegalArgumentException(
+                    "ext_proc fallbacks must be 0.." + MAX_EXT_PROC_FALLBACKS + ", got " + extProcFallbacks);
+        }
+        if (extProcFallbacks > 0 && extProcPort == NO_EXT_PROC) {
+            throw new IllegalArgumentException("fallback endpoints need the external processor (--ext-proc-port)");
         }
     }
 
@@ -104,7 +118,8 @@ public record RouterOptions(
                 .maxStaleness(maxStaleness)
                 .extProcPort(extProcPort)
                 .healthPort(healthPort)
-                .servedModelsInterval(servedModelsInterval);
+                .servedModelsInterval(servedModelsInterval)
+                .extProcFallbacks(extProcFallbacks);
     }
 
     /**
@@ -123,6 +138,7 @@ public record RouterOptions(
         private int extProcPort = NO_EXT_PROC;
         private int healthPort = NO_EXT_PROC;
         private Duration servedModelsInterval;
+        private int extProcFallbacks;
 
         private Builder(EndpointSource endpoints) {
             this.endpoints = endpoints;
@@ -173,6 +189,11 @@ public record RouterOptions(
             return this;
         }
 
+        public Builder extProcFallbacks(int value) {
+            extProcFallbacks = value;
+            return this;
+        }
+
         public RouterOptions build() {
             return new RouterOptions(
                     host,
@@ -184,7 +205,8 @@ public record RouterOptions(
                     maxStaleness != null ? maxStaleness : defaultMaxStaleness(staleness),
                     extProcPort,
                     healthPort,
-                    servedModelsInterval != null ? servedModelsInterval : RouterOptions.servedModelsInterval(config));
+                    servedModelsInterval != null ? servedModelsInterval : RouterOptions.servedModelsInterval(config),
+                    extProcFallbacks);
         }
     }
 }

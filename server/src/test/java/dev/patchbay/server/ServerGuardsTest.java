@@ -192,6 +192,30 @@ class ServerGuardsTest {
             assertThat(ServerHarness.json(refused).get("error").get("message").asText())
                     .contains("'two'");
 
+            // Behind Envoy: "3" asks for a slot on the first two of three attempts only.
+            HttpResponse<String> refusedBeforeTheLastAttempt = h.post(
+                    "/v1/completions",
+                    "{\"model\":\"two\",\"prompt\":\"hi\",\"max_tokens\":2}",
+                    "X-Patchbay-Require-Slot",
+                    "3",
+                    "X-Envoy-Attempt-Count",
+                    "2");
+            assertThat(refusedBeforeTheLastAttempt.statusCode()).isEqualTo(503);
+            assertThat(refusedBeforeTheLastAttempt.headers().firstValue("x-patchbay-slot-refused"))
+                    .hasValue("true");
+            CompletableFuture<HttpResponse<String>> lastAttempt = postAsync(
+                    h,
+                    "{\"model\":\"two\",\"prompt\":\"hi\",\"max_tokens\":2}",
+                    "X-Patchbay-Require-Slot",
+                    "3",
+                    "X-Envoy-Attempt-Count",
+                    "3");
+            CompletableFuture<HttpResponse<String>> noAttemptCount = postAsync(
+                    h, "{\"model\":\"two\",\"prompt\":\"hi\",\"max_tokens\":2}", "X-Patchbay-Require-Slot", "3");
+            Await.until(
+                    "the last attempt and the uncounted one wait for the slot",
+                    () -> h.server.engine().snapshot().numWaiting() == 2);
+
             HttpResponse<String> joins = h.post(
                     "/v1/completions",
                     "{\"model\":\"one\",\"prompt\":\"hi\",\"max_tokens\":2}",
@@ -204,10 +228,12 @@ class ServerGuardsTest {
                     .as("without the header it waits for the slot")
                     .isEqualTo(200);
             assertThat(holdingTheSlot.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-            // The refused request was never accepted: the engine counts the three others only.
+            assertThat(lastAttempt.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            assertThat(noAttemptCount.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            // The refused requests were never accepted: the engine counts the five others only.
             Await.until(
                     "every answer counted",
-                    () -> h.server.engine().snapshot().counters().finished().total() == 3);
+                    () -> h.server.engine().snapshot().counters().finished().total() == 5);
         }
     }
 
@@ -220,6 +246,16 @@ class ServerGuardsTest {
         Assertions.assertThatThrownBy(() -> PatchbayServer.start(ServeCommand.parse(
                         "--max-loras", "4", "--max-cpu-loras", "2", "--demo-adapters", "0", "--port", "0")))
                 .hasMessage("max_cpu_loras (2) must be >= max_loras (4)");
+    }
+
+    private static CompletableFuture<HttpResponse<String>> postAsync(ServerHarness h, String body, String... headers) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return h.post("/v1/completions", body, headers);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     private static int health(ServerHarness h) {

@@ -18,8 +18,9 @@ import java.util.function.Predicate;
 
 /**
  * The Envoy configuration shipped in {@code deploy/envoy/envoy.yaml} (on the class path beside this class), read and
- * filled in for one gateway: where Envoy listens, where the picker is, the failure mode and the pool that carries
- * requests under FailOpen while the picker does not answer. Everything else stays as shipped, so what an operator
+ * filled in for one gateway: where Envoy listens, where the picker is, the failure mode and the pool of model servers
+ * (where the picker's choices go, and round robin under FailOpen while the picker does not answer). Everything else
+ * stays as shipped, so what an operator
  * reads in that file is what {@code patchbay gateway} runs. A second rendering leaves the picker out: Envoy alone,
  * round robin over the pool, the baseline a picker is compared with.
  */
@@ -27,8 +28,7 @@ public final class EnvoyConfig {
     static final String RESOURCE = "envoy.yaml";
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final String EXT_PROC_FILTER = "envoy.filters.http.ext_proc";
-    private static final String PICKED_CLUSTER = "picked_endpoint";
-    private static final String POOL_CLUSTER = "pool_fallback";
+    private static final String POOL_CLUSTER = "pool";
 
     /** What the InferencePool's {@code endpointPickerRef.failureMode} says, and Envoy's ext_proc does with it. */
     public enum FailureMode {
@@ -67,7 +67,7 @@ public final class EnvoyConfig {
      * @param picker     the picker's ext_proc address (an IP literal: Envoy's static clusters take no names)
      * @param pickerHealthPort the picker's gRPC health port, which Envoy's health checks use
      * @param failureMode what Envoy does while the picker does not answer
-     * @param pool       the model servers (IP literals), which carry requests under FailOpen while the picker is down
+     * @param pool       the model servers (IP literals): every endpoint the picker may name must be one
      */
     public record Gateway(
             String listenHost,
@@ -144,9 +144,8 @@ public final class EnvoyConfig {
 
     /**
      * Envoy alone in front of the pool, for comparison with a picker: the shipped file without the picker (no ext_proc
-     * filter, no route on its header, neither the picker's cluster nor the one its header names), every request going
-     * round robin over the {@code pool_fallback} cluster, which gets the connection limits of the picked-endpoint
-     * cluster so that the two paths differ only in how a server is chosen.
+     * filter, no picker cluster), every request going round robin over the {@code pool} cluster, whose connection
+     * limits and retry policy stay as shipped so that the two paths differ only in how a server is chosen.
      */
     public static String render(RoundRobin gateway) {
         EnvoyConfig filled = withFrontDoor(gateway.adminPort(), gateway.listenHost(), gateway.listenPort());
@@ -154,18 +153,12 @@ public final class EnvoyConfig {
         removeIf(
                 filled.connectionManager().path("http_filters"),
                 f -> EXT_PROC_FILTER.equals(f.path("name").asText()));
-        for (JsonNode host : filled.connectionManager().path("route_config").path("virtual_hosts")) {
-            removeIf(
-                    host.path("routes"),
-                    r -> PICKED_CLUSTER.equals(r.path("route").path("cluster").asText()));
-        }
-        ((ObjectNode) filled.cluster(POOL_CLUSTER))
-                .set(
-                        "circuit_breakers",
-                        filled.cluster(PICKED_CLUSTER).path("circuit_breakers").deepCopy());
+        ObjectNode pool = (ObjectNode) filled.cluster(POOL_CLUSTER);
+        pool.remove("load_balancing_policy");
+        pool.put("lb_policy", "ROUND_ROBIN");
         removeIf(
                 config.path("static_resources").path("clusters"),
-                c -> List.of("picker", PICKED_CLUSTER).contains(c.path("name").asText()));
+                c -> "picker".equals(c.path("name").asText()));
         filled.setPool(gateway.pool());
         return write(config);
     }
@@ -244,12 +237,21 @@ public final class EnvoyConfig {
         return extProc().path("failure_mode_allow").asBoolean() ? FailureMode.FAIL_OPEN : FailureMode.FAIL_CLOSE;
     }
 
-    /** The header the ORIGINAL_DST cluster routes on. */
+    /** The header whose {@code ip:port} list the pool's override_host load balancing sends to, first to last. */
     public String destinationHeader() {
-        return cluster(PICKED_CLUSTER)
-                .path("original_dst_lb_config")
-                .path("http_header_name")
+        return overrideHost()
+                .path("override_host_sources")
+                .path(0)
+                .path("header")
                 .asText();
+    }
+
+    /** How many times Envoy retries a request a server refused for want of a slot: the picker's fallbacks at most. */
+    public int slotRefusalRetries() {
+        JsonNode retries = route().path("retry_policy");
+        return retries.path("retry_on").asText().equals("retriable-headers")
+                ? retries.path("num_retries").asInt()
+                : 0;
     }
 
     /** The headers removed from a client's request before anything reads it. */
@@ -303,6 +305,27 @@ public final class EnvoyConfig {
 
     private JsonNode cluster(String name) {
         return named(root.path("static_resources").path("clusters"), name);
+    }
+
+    private JsonNode overrideHost() {
+        for (JsonNode policy :
+                cluster(POOL_CLUSTER).path("load_balancing_policy").path("policies")) {
+            JsonNode extension = policy.path("typed_extension_config");
+            if (extension.path("name").asText().equals("envoy.load_balancing_policies.override_host")) {
+                return extension.path("typed_config");
+            }
+        }
+        throw new IllegalStateException("the pool cluster has no override_host load balancing policy");
+    }
+
+    private JsonNode route() {
+        return connectionManager()
+                .path("route_config")
+                .path("virtual_hosts")
+                .path(0)
+                .path("routes")
+                .path(0)
+                .path("route");
     }
 
     private JsonNode pickerEndpoint() {

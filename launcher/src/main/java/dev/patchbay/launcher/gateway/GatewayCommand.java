@@ -29,6 +29,12 @@ import picocli.CommandLine.Option;
         description = "Run Envoy with Patchbay's endpoint picker in front of model servers: the Gateway API Inference "
                 + "Extension's gateway path on one machine.")
 public final class GatewayCommand implements Callable<Integer> {
+    /**
+     * The endpoints the picker names after its first choice: a request a server refused for want of a slot is tried
+     * on two more before the last takes it whatever it finds.
+     */
+    public static final int DEFAULT_FALLBACKS = 2;
+
     @Option(
             names = "--endpoints",
             split = ",",
@@ -83,6 +89,14 @@ public final class GatewayCommand implements Callable<Integer> {
     int adminPort;
 
     @Option(
+            names = "--ext-proc-fallbacks",
+            paramLabel = "N",
+            description = "Endpoints the picker names after its first choice, which Envoy tries in turn while "
+                    + "Patchbay servers refuse the request for want of a batch slot; at most Envoy's retries in "
+                    + "deploy/envoy/envoy.yaml; 0 names one (default: " + DEFAULT_FALLBACKS + ").")
+    int fallbacks = DEFAULT_FALLBACKS;
+
+    @Option(
             names = "--config",
             paramLabel = "FILE",
             description = "The router's JSON configuration (as `route --config`).")
@@ -109,6 +123,11 @@ public final class GatewayCommand implements Callable<Integer> {
         try {
             mode = EnvoyConfig.FailureMode.parse(failureMode);
             pool = resolve(endpoints);
+            int retries = EnvoyConfig.shipped().slotRefusalRetries();
+            if (fallbacks > retries) {
+                throw new IllegalArgumentException("--ext-proc-fallbacks " + fallbacks + " is more than Envoy's "
+                        + retries + " retries: the last endpoint named would refuse a request and no retry follow");
+            }
         } catch (IllegalArgumentException | UnknownHostException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }
@@ -118,6 +137,7 @@ public final class GatewayCommand implements Callable<Integer> {
                 .config(routerConfig)
                 .extProcPort(extProcPort)
                 .healthPort(healthPort)
+                .extProcFallbacks(fallbacks)
                 .build();
         Router router = new Router(options).start();
         Path configFile = Files.createTempFile("patchbay-envoy", ".yaml");

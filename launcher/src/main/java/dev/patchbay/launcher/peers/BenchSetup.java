@@ -4,10 +4,12 @@ import dev.patchbay.launcher.field.EnvoyFront;
 import dev.patchbay.launcher.field.FieldFront;
 import dev.patchbay.launcher.field.FieldTools;
 import dev.patchbay.launcher.fleet.PatchbayRoute;
+import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.router.pick.Endpoint;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -95,7 +97,12 @@ public enum BenchSetup {
         }
         String profile = this == GIE_LORA_PICKER ? "gie-lora" : "patchbay";
         boolean picker = this != PATCHBAY_PROXY;
-        PatchbayRoute route = PatchbayRoute.start(servers, profile, null, picker, routeArgs, dir.resolve("route"));
+        List<String> args = new ArrayList<>(routeArgs);
+        if (picker) {
+            // Behind the shipped Envoy, as `patchbay gateway` runs the picker.
+            args.addAll(List.of("--ext-proc-fallbacks", Integer.toString(GatewayCommand.DEFAULT_FALLBACKS)));
+        }
+        PatchbayRoute route = PatchbayRoute.start(servers, profile, null, picker, args, dir.resolve("route"));
         if (!picker) {
             return new Front() {
                 @Override

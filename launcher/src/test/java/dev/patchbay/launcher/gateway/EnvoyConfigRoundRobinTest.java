@@ -32,13 +32,16 @@ class EnvoyConfigRoundRobinTest {
                 manager.path("route_config").path("virtual_hosts").path(0).path("routes");
         assertThat(routes).hasSize(1);
         assertThat(routes.path(0).path("match").has("headers")).isFalse();
-        assertThat(routes.path(0).path("route").path("cluster").asText()).isEqualTo("pool_fallback");
+        assertThat(routes.path(0).path("route").path("cluster").asText()).isEqualTo("pool");
         assertThat(routes.path(0).path("route").path("timeout").asText()).isEqualTo("300s");
 
         JsonNode clusters = config.path("static_resources").path("clusters");
-        assertThat(names(clusters)).containsExactly("pool_fallback");
+        assertThat(names(clusters)).containsExactly("pool");
         JsonNode pool = clusters.path(0);
         assertThat(pool.path("lb_policy").asText()).isEqualTo("ROUND_ROBIN");
+        assertThat(pool.has("load_balancing_policy"))
+                .as("no override_host: no header picks a server")
+                .isFalse();
         List<String> addresses = new ArrayList<>();
         for (JsonNode lb :
                 pool.path("load_assignment").path("endpoints").path(0).path("lb_endpoints")) {
@@ -52,7 +55,7 @@ class EnvoyConfigRoundRobinTest {
                         .path(0)
                         .path("max_requests")
                         .asInt())
-                .as("the picked-endpoint cluster's limits, not Envoy's default of 1024")
+                .as("the shipped limits, not Envoy's default of 1024")
                 .isEqualTo(40000);
         assertThat(config.path("admin")
                         .path("address")
@@ -68,8 +71,16 @@ class EnvoyConfigRoundRobinTest {
         EnvoyConfig.render(new EnvoyConfig.RoundRobin("127.0.0.1", 0, 0, POOL));
         JsonNode shipped = YAML.readTree(EnvoyConfig.render(new EnvoyConfig.Gateway(
                 "127.0.0.1", 0, 0, new Endpoint("127.0.0.1", 9002), 9003, EnvoyConfig.FailureMode.FAIL_CLOSE, POOL)));
-        assertThat(names(shipped.path("static_resources").path("clusters")))
-                .containsExactly("picked_endpoint", "picker", "pool_fallback");
+        JsonNode clusters = shipped.path("static_resources").path("clusters");
+        assertThat(names(clusters)).containsExactly("picker", "pool");
+        assertThat(clusters.path(1)
+                        .path("load_balancing_policy")
+                        .path("policies")
+                        .path(0)
+                        .path("typed_extension_config")
+                        .path("name")
+                        .asText())
+                .isEqualTo("envoy.load_balancing_policies.override_host");
     }
 
     private static List<String> names(JsonNode list) {

@@ -15,14 +15,17 @@ import io.grpc.stub.StreamObserver;
 public final class ExtProcService extends ExternalProcessorGrpc.ExternalProcessorImplBase {
     private final RequestLifecycle lifecycle;
     private final RouterMetrics metrics;
+    private final int fallbacks;
 
-    public ExtProcService(RequestLifecycle lifecycle, RouterMetrics metrics) {
+    /** {@code fallbacks}: how many endpoints each answer names after the first choice. */
+    public ExtProcService(RequestLifecycle lifecycle, RouterMetrics metrics, int fallbacks) {
         this.lifecycle = lifecycle;
         this.metrics = metrics;
+        this.fallbacks = fallbacks;
     }
 
     @Override
     public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> responses) {
-        return new ExtProcStream(responses, lifecycle, metrics);
+        return new ExtProcStream(responses, lifecycle, metrics, fallbacks);
     }
 }

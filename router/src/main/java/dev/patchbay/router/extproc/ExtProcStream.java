@@ -44,6 +44,9 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private final StreamObserver<ProcessingResponse> out;
     private final RequestLifecycle lifecycle;
     private final RouterMetrics metrics;
+    /** How many endpoints an answer names after the first choice. */
+    private final int fallbacks;
+
     private final Map<String, String> headers = new HashMap<>();
     private ByteString body = ByteString.EMPTY;
     /** The request body mode from {@code protocol_config}, or null when Envoy did not say (older Envoys). */
@@ -60,10 +63,12 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
     private boolean responseBegun;
     private boolean done;
 
-    ExtProcStream(StreamObserver<ProcessingResponse> out, RequestLifecycle lifecycle, RouterMetrics metrics) {
+    ExtProcStream(
+            StreamObserver<ProcessingResponse> out, RequestLifecycle lifecycle, RouterMetrics metrics, int fallbacks) {
         this.out = out;
         this.lifecycle = lifecycle;
         this.metrics = metrics;
+        this.fallbacks = fallbacks;
     }
 
     @Override
@@ -165,12 +170,19 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
             refuse(decision.error());
             return;
         }
-        List<EndpointState> offered = PickerProtocol.offered(decision.ranked());
+        List<EndpointState> offered = PickerProtocol.offered(decision.ranked(), fallbacks);
         String destinations = PickerProtocol.destinationValue(offered);
         sent = new SentRequest(lifecycle, metrics, decision, offered);
 
         HeaderMutation.Builder mutation = HeaderMutation.newBuilder()
                 .addSetHeaders(Answers.overwrite(PickerProtocol.DESTINATION_KEY, destinations));
+        if (decision.requiresSlot() && offered.size() > 1) {
+            // Every endpoint but the last may refuse it for want of a slot; Envoy retries a refusal on the next.
+            mutation.addSetHeaders(
+                    Answers.overwrite(RequestLifecycle.REQUIRE_SLOT_HEADER, Integer.toString(offered.size())));
+        } else {
+            mutation.addRemoveHeaders(RequestLifecycle.REQUIRE_SLOT_HEADER); // only the picker may ask for a slot
+        }
         ByteString forwarded = decision.body() == null ? body : ByteString.copyFrom(decision.body());
         if (!noBody && (fullDuplexRequest || decision.rewritten())) {
             // Buffered: a rewritten body with the old length would be rejected. Full duplex: the length the body

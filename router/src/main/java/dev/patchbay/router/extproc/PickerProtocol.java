@@ -23,19 +23,18 @@ public final class PickerProtocol {
     public static final String SUBSET_NAMESPACE = "envoy.lb.subset_hint";
     public static final String SUBSET_KEY = "x-gateway-destination-endpoint-subset";
     public static final String SERVED_KEY = "x-gateway-destination-endpoint-served";
-    /**
-     * The answer names the first-ranked endpoint only. The protocol allows a comma-separated fallback list, but
-     * Envoy's ORIGINAL_DST cluster, which the gateway's and llm-d's Envoy configurations route with, takes exactly one
-     * {@code ip:port} from the header and fails the request (503, "no healthy upstream") on a list; llm-d's picker
-     * names one by default too.
-     */
-    static final int MAX_DESTINATIONS = 1;
 
     private PickerProtocol() {}
 
-    /** The endpoints a ranking offers the data plane, best first. */
-    static List<EndpointState> offered(List<EndpointState> ranked) {
-        return List.copyOf(ranked.subList(0, Math.min(MAX_DESTINATIONS, ranked.size())));
+    /**
+     * The endpoints a ranking offers the data plane, best first: the first-ranked and at most {@code fallbacks} more.
+     * The protocol allows the list, but Envoy's ORIGINAL_DST cluster, which the gateway's and llm-d's reference
+     * Envoy configurations route with, takes exactly one {@code ip:port} from the header and fails the request (503,
+     * "no healthy upstream") on a list; its override_host load balancing takes the list and retries down it. So
+     * fallbacks are off unless asked for ({@code route --ext-proc-fallbacks}).
+     */
+    static List<EndpointState> offered(List<EndpointState> ranked, int fallbacks) {
+        return List.copyOf(ranked.subList(0, Math.min(1 + fallbacks, ranked.size())));
     }
 
     /** {@code ip:port[,ip:port...]} in rank order: the value of both the header and the metadata entry. */

@@ -62,7 +62,8 @@ public final class RequestLifecycle {
     /**
      * Sent, {@code true}, with a request that may wait for a batch slot ({@link RouteDecision#requiresSlot}): a Patchbay
      * server then starts it only if its adapter can have a slot at once, and else answers 503 with {@link
-     * #SLOT_REFUSED_HEADER}. Other servers ignore it.
+     * #SLOT_REFUSED_HEADER}. Other servers ignore it. Behind Envoy the value is the number of endpoints named, and a
+     * server asks for the slot only on Envoy's attempts before the last ({@code x-envoy-attempt-count}).
      */
     public static final String REQUIRE_SLOT_HEADER = "x-patchbay-require-slot";
     /** On a server's 503: it refused the request for want of a slot ({@link #REQUIRE_SLOT_HEADER}). */

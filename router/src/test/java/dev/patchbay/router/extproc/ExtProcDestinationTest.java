@@ -12,6 +12,7 @@ import static dev.patchbay.router.proxy.FakeModelServer.page;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.patchbay.router.proxy.FakeModelServer;
+import dev.patchbay.router.route.RequestLifecycle;
 import dev.patchbay.testkit.Await;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption.HeaderAppendAction;
@@ -60,11 +61,46 @@ class ExtProcDestinationTest {
         byte[] body = completion("sql");
         for (EnvoyFrames envoy : BOTH_MODES) {
             ProcessingResponse decided = decide(route.stream(), envoy, envoy.post(body), body);
-            // One ip:port: Envoy's ORIGINAL_DST cluster fails the request on a list.
+            // One ip:port by default: Envoy's ORIGINAL_DST cluster fails the request on a list.
             assertThat(destination(decided))
                     .as(envoy.toString())
                     .isEqualTo(q.get(0).address());
         }
+    }
+
+    @Test
+    void withFallbacksTheAnswerNamesThemInRankOrderAndAsksForASlotOnAllButTheLast() throws Exception {
+        List<FakeModelServer> q = queues(4);
+        String config = "{\"profile\": \"least-queue\", \"flowControl\": {\"slotWait\": \"1s\"}}";
+        route.startWith(
+                "--endpoints",
+                String.join(",", q.stream().map(FakeModelServer::address).toList()),
+                "--config",
+                route.file("router", ".json", config).toString(),
+                "--ext-proc-fallbacks",
+                "2");
+        Await.until(
+                "every endpoint ready",
+                () -> route.router().pool().readyStates().size() == 4);
+        byte[] body = completion("sql");
+        for (EnvoyFrames envoy : BOTH_MODES) {
+            ProcessingResponse decided = decide(route.stream(), envoy, envoy.post(body), body);
+            assertThat(destination(decided))
+                    .as(envoy.toString())
+                    .isEqualTo(q.get(0).address() + "," + q.get(1).address() + ","
+                            + q.get(2).address());
+            assertThat(Answered.header(decided, RequestLifecycle.REQUIRE_SLOT_HEADER))
+                    .as("Envoy's first two attempts may be refused for want of a slot, its third not")
+                    .isEqualTo("3");
+        }
+        // The base model needs no slot: the list stands, and a client's own slot demand is taken off.
+        byte[] base = completion("base");
+        ProcessingResponse decided = decide(route.stream(), FULL_DUPLEX, FULL_DUPLEX.post(base), base);
+        assertThat(destination(decided).split(",")).hasSize(3);
+        assertThat(Answered.header(decided, RequestLifecycle.REQUIRE_SLOT_HEADER))
+                .isNull();
+        assertThat(Answered.common(decided).getHeaderMutation().getRemoveHeadersList())
+                .contains(RequestLifecycle.REQUIRE_SLOT_HEADER);
     }
 
     @Test

@@ -92,7 +92,7 @@ class ExtProcServedEndpointTest {
 
     @Test
     void anEndpointOutsideTheOfferedListThatServedGetsThePick() throws Exception {
-        start(PickerProtocol.MAX_DESTINATIONS + 1);
+        start(2); // one named: the other left off the list
         FakeModelServer notOffered = servers.getLast(); // the longest queue: left off the list
         EnvoyStream stream = sentRequest();
         stream.exchange(responseHeaders(200, notOffered.address())); // the data plane's own fallback chose it

@@ -15,6 +15,7 @@ import dev.patchbay.server.http.EngineErrors;
 import dev.patchbay.server.http.Http;
 import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.Headers;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.io.IOException;
@@ -41,9 +42,15 @@ public final class GenerationHandler {
     /**
      * A request with this header set to {@code true} starts only if its adapter can have a batch slot at once, else it
      * is refused with 503 and {@link #SLOT_REFUSED}: Patchbay's router asks so of the requests it holds for a slot,
-     * so that several routers cannot queue requests behind one slot each thought free.
+     * so that several routers cannot queue requests behind one slot each thought free. Set to a number {@code n}, it
+     * asks so only of Envoy's attempts before the {@code n}th ({@link #ENVOY_ATTEMPT_COUNT}): the picker behind Envoy
+     * names {@code n} endpoints, Envoy retries a refusal on the next, and the last must take the request whatever
+     * it finds. Without an attempt count nothing is refused: a retry that could not be told apart would be refused
+     * again.
      */
     public static final HeaderName REQUIRE_SLOT = HeaderNames.create("X-Patchbay-Require-Slot");
+    /** Envoy's count of attempts at this request, 1 for the first (a route's {@code include_request_attempt_count}). */
+    public static final HeaderName ENVOY_ATTEMPT_COUNT = HeaderNames.create("X-Envoy-Attempt-Count");
     /** Set to {@code true} on the 503 of a request {@link #REQUIRE_SLOT} refused: the router tries again later. */
     public static final HeaderName SLOT_REFUSED = HeaderNames.create("X-Patchbay-Slot-Refused");
 
@@ -59,12 +66,25 @@ public final class GenerationHandler {
 
     private record ChoiceOutput(int choice, RequestOutput output) {}
 
+    /** Whether the request may be refused for want of a slot ({@link #REQUIRE_SLOT}). */
+    static boolean onlyWithSlot(Headers headers) {
+        String required = headers.first(REQUIRE_SLOT).map(String::trim).orElse("");
+        if (required.equalsIgnoreCase("true")) {
+            return true;
+        }
+        try {
+            int attempts = Integer.parseInt(required);
+            return headers.first(ENVOY_ATTEMPT_COUNT)
+                    .map(count -> Integer.parseInt(count.trim()) < attempts)
+                    .orElse(false);
+        } catch (NumberFormatException notANumber) {
+            return false; // absent, or a value no router sends: the request starts as any other
+        }
+    }
+
     public void handle(ServerRequest req, ServerResponse res, boolean chat) {
         long arrival = clock.nanos();
-        boolean onlyWithSlot = req.headers()
-                .first(REQUIRE_SLOT)
-                .map(v -> v.trim().equalsIgnoreCase("true"))
-                .orElse(false);
+        boolean onlyWithSlot = onlyWithSlot(req.headers());
         ObjectNode body = Http.readJsonObject(req, maxBodyBytes);
         GenerationRequest g = GenerationRequest.parse(
                 body, chat, engine.model(), engine.config().maxLogprobs());
