@@ -36,8 +36,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The picker's fallback list through a real Envoy running {@code deploy/envoy/envoy.yaml}: the picker names two
- * servers, the first refuses the request for want of a batch slot, and Envoy's retry takes it to the second, which
+ * The picker's fallback list through a real Envoy running {@code deploy/envoy/envoy.yaml} in front of two picker
+ * replicas: a picker names two servers, the first refuses the request for want of a batch slot, and Envoy's retry takes it to the second, which
  * the picker then books it against. The servers are stand-ins that refuse every attempt before the last the picker
  * allows, so whichever the picker ranks first refuses; what they saw of each attempt is what is checked.
  */
@@ -50,7 +50,9 @@ class EnvoyFallbackTest {
             .connectTimeout(Duration.ofSeconds(5))
             .build();
     static final List<SlotlessServer> servers = new CopyOnWriteArrayList<>();
-    static Router picker;
+    /** Two replicas of the picker, as a Kubernetes Service spreads Envoy's streams over the picker's pods. */
+    static final List<Router> pickers = new CopyOnWriteArrayList<>();
+
     static EnvoyProcess envoy;
     static int envoyPort;
 
@@ -59,12 +61,14 @@ class EnvoyFallbackTest {
         servers.add(new SlotlessServer("s0"));
         servers.add(new SlotlessServer("s1"));
         List<Endpoint> pool = servers.stream().map(SlotlessServer::endpoint).toList();
-        picker = new Router(RouterOptions.builder(EndpointSource.of(pool))
-                        .extProcPort(0)
-                        .healthPort(0)
-                        .extProcFallbacks(1)
-                        .build())
-                .start();
+        for (int i = 0; i < 2; i++) {
+            pickers.add(new Router(RouterOptions.builder(EndpointSource.of(pool))
+                            .extProcPort(0)
+                            .healthPort(0)
+                            .extProcFallbacks(1)
+                            .build())
+                    .start());
+        }
         Path config = dir.resolve("envoy.yaml");
         Files.writeString(
                 config,
@@ -72,13 +76,16 @@ class EnvoyFallbackTest {
                         "127.0.0.1",
                         0,
                         0,
-                        new Endpoint("127.0.0.1", picker.extProcPort()),
-                        picker.healthPort(),
+                        pickers.stream()
+                                .map(p -> new EnvoyConfig.Picker(
+                                        new Endpoint("127.0.0.1", p.extProcPort()), p.healthPort()))
+                                .toList(),
                         EnvoyConfig.FailureMode.FAIL_CLOSE,
                         pool)));
         envoy = EnvoyProcess.start(RequiredTool.thirdParty("envoy"), config, dir.resolve("envoy.log"), "info");
         envoyPort = envoy.listenerPort("gateway");
-        // FailClose answers 503 until Envoy's health check has seen the picker.
+        // FailClose answers 503 until Envoy's health checks have seen a picker; the test wants both.
+        Await.until("Envoy finds both pickers healthy", () -> unchecked(() -> envoy.clusterHealthy("picker")));
         Await.until(
                 "Envoy routes through the picker",
                 () -> unchecked(() -> post(completion("base", "hi"))).statusCode() == 200);
@@ -87,7 +94,7 @@ class EnvoyFallbackTest {
     @AfterAll
     static void stop() throws InterruptedException {
         if (envoy != null) envoy.close();
-        if (picker != null) picker.stop();
+        pickers.forEach(Router::stop);
         servers.forEach(SlotlessServer::close);
     }
 
@@ -121,6 +128,18 @@ class EnvoyFallbackTest {
         assertThat(picks()[1 - f])
                 .as("nothing booked at the server that refused")
                 .isEqualTo(picksBefore[1 - f]);
+    }
+
+    @Test
+    void envoySpreadsRequestsOverThePickerReplicas() throws Exception {
+        double[] before = pickerTotals();
+        for (int i = 0; i < 10; i++) {
+            assertThat(post(completion("base", "hi")).statusCode()).isEqualTo(200);
+        }
+        Await.until("each replica booked some of the ten", () -> {
+            double[] now = unchecked(EnvoyFallbackTest::pickerTotals);
+            return now[0] > before[0] && now[1] > before[1] && now[0] + now[1] == before[0] + before[1] + 10;
+        });
     }
 
     @Test
@@ -173,21 +192,43 @@ class EnvoyFallbackTest {
                 HttpResponse.BodyHandlers.ofString());
     }
 
-    /** {@code patchbay_router_picks_total} per server, in pool order, from the picker's {@code /metrics}. */
+    /** {@code patchbay_router_picks_total} per server, in pool order, summed over the pickers' {@code /metrics}. */
     private static double[] picks() throws IOException, InterruptedException {
-        String page = http.send(
+        double[] picks = new double[servers.size()];
+        for (Router picker : pickers) {
+            String page = metricsOf(picker);
+            for (int i = 0; i < picks.length; i++) {
+                picks[i] += picksOf(page, servers.get(i).endpoint());
+            }
+        }
+        return picks;
+    }
+
+    /** Each picker's picks over every server, in picker order. */
+    private static double[] pickerTotals() throws IOException, InterruptedException {
+        double[] totals = new double[pickers.size()];
+        for (int p = 0; p < totals.length; p++) {
+            String page = metricsOf(pickers.get(p));
+            for (SlotlessServer server : servers) {
+                totals[p] += picksOf(page, server.endpoint());
+            }
+        }
+        return totals;
+    }
+
+    private static String metricsOf(Router picker) throws IOException, InterruptedException {
+        return http.send(
                         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + picker.port() + "/metrics"))
                                 .build(),
                         HttpResponse.BodyHandlers.ofString())
                 .body();
-        double[] picks = new double[servers.size()];
-        for (int i = 0; i < picks.length; i++) {
-            Matcher m = Pattern.compile("(?m)^patchbay_router_picks_total\\{endpoint=\""
-                            + Pattern.quote(servers.get(i).endpoint().address()) + "\"} (\\S+)$")
-                    .matcher(page);
-            picks[i] = m.find() ? Double.parseDouble(m.group(1)) : 0;
-        }
-        return picks;
+    }
+
+    private static double picksOf(String page, Endpoint server) {
+        Matcher m = Pattern.compile("(?m)^patchbay_router_picks_total\\{endpoint=\"" + Pattern.quote(server.address())
+                        + "\"} (\\S+)$")
+                .matcher(page);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
     /** What a server saw of one attempt: the picker's slot demand, Envoy's attempt count, and whether it served. */

@@ -71,6 +71,10 @@ class PeersBenchSmokeTest {
                     .as(stage.setup() + ": requests the servers counted")
                     .isEqualTo(stage.requests());
         });
+        assertThat(results.stages())
+                .as("Envoy's retries on a slot refusal are counted where Patchbay's picker is behind it")
+                .allSatisfy(stage -> assertThat(stage.slotRetries() != null)
+                        .isEqualTo(stage.setup().equals(BenchSetup.PATCHBAY_PICKER.id())));
         assertThat(results.addedLatency())
                 .containsOnlyKeys(setups.stream().map(BenchSetup::id).toList());
         assertThat(Files.readString(dir.resolve("peers-bench.json"))).contains("\"served\"");

@@ -51,8 +51,28 @@ public final class EnvoyFront implements AutoCloseable {
     public static EnvoyFront forPicker(
             Path envoy, Endpoint extProc, int healthPort, List<Endpoint> pool, Path dir, ChildProcess pickerProcess)
             throws IOException, InterruptedException {
-        String config = EnvoyConfig.render(new EnvoyConfig.Gateway(
-                "127.0.0.1", 0, 0, extProc, healthPort, EnvoyConfig.FailureMode.FAIL_CLOSE, pool));
+        return forPickers(
+                envoy,
+                List.of(new EnvoyConfig.Picker(extProc, healthPort)),
+                pool,
+                dir,
+                pickerProcess == null ? List.of() : List.of(pickerProcess));
+    }
+
+    /**
+     * Envoy in front of picker replicas over {@code pool}, FailClose, spreading requests over the replicas round
+     * robin; returns once Envoy finds every replica serving. {@code pickerProcesses}: those this JVM started, whose
+     * death turns into a prompt failure with the log.
+     */
+    public static EnvoyFront forPickers(
+            Path envoy,
+            List<EnvoyConfig.Picker> pickers,
+            List<Endpoint> pool,
+            Path dir,
+            List<ChildProcess> pickerProcesses)
+            throws IOException, InterruptedException {
+        String config = EnvoyConfig.render(
+                new EnvoyConfig.Gateway("127.0.0.1", 0, 0, pickers, EnvoyConfig.FailureMode.FAIL_CLOSE, pool));
         EnvoyFront front = start(envoy, config, dir, "envoy-picker-");
         try {
             long deadline = System.nanoTime() + PICKER_LIMIT.toNanos();
@@ -60,12 +80,14 @@ public final class EnvoyFront implements AutoCloseable {
                 if (!front.envoy.process().isAlive()) {
                     throw new IOException("envoy exited while waiting for its picker; see " + front.log());
                 }
-                boolean pickerDied = pickerProcess != null && !pickerProcess.isAlive();
-                if (pickerDied || System.nanoTime() - deadline > 0) {
-                    throw new IOException("Envoy never found its picker at " + extProc.address() + " healthy"
-                            + (pickerProcess == null
-                                    ? ""
-                                    : " (log " + pickerProcess.log() + "):\n" + pickerProcess.tail(20)));
+                ChildProcess died = pickerProcesses.stream()
+                        .filter(p -> !p.isAlive())
+                        .findFirst()
+                        .orElse(null);
+                if (died != null || System.nanoTime() - deadline > 0) {
+                    throw new IOException("Envoy never found its pickers at "
+                            + pickers.stream().map(p -> p.extProc().address()).toList() + " healthy"
+                            + (died == null ? "" : " (log " + died.log() + "):\n" + died.tail(20)));
                 }
                 Thread.sleep(20); // a poll of Envoy's admin interface, bounded by the deadline
             }

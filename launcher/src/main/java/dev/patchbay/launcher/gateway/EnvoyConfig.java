@@ -58,30 +58,48 @@ public final class EnvoyConfig {
         }
     }
 
+    /** One picker replica: its ext_proc address (an IP literal) and the port of its gRPC health services. */
+    public record Picker(Endpoint extProc, int healthPort) {}
+
     /**
      * One gateway's addresses.
      *
      * @param listenHost where Envoy takes client requests
      * @param listenPort its port (0: a free one, see {@link EnvoyProcess#listenerPort})
      * @param adminPort  Envoy's admin interface on 127.0.0.1 (0: a free one)
-     * @param picker     the picker's ext_proc address (an IP literal: Envoy's static clusters take no names)
-     * @param pickerHealthPort the picker's gRPC health port, which Envoy's health checks use
-     * @param failureMode what Envoy does while the picker does not answer
-     * @param pool       the model servers (IP literals): every endpoint the picker may name must be one
+     * @param pickers    the picker's replicas (IP literals: Envoy's static clusters take no names); Envoy spreads
+     *                   requests over them round robin, as a Kubernetes Service over the picker's pods
+     * @param failureMode what Envoy does while no picker answers
+     * @param pool       the model servers (IP literals): every endpoint a picker may name must be one
      */
     public record Gateway(
             String listenHost,
             int listenPort,
             int adminPort,
-            Endpoint picker,
-            int pickerHealthPort,
+            List<Picker> pickers,
             FailureMode failureMode,
             List<Endpoint> pool) {
         public Gateway {
+            pickers = List.copyOf(pickers);
             pool = List.copyOf(pool);
+            if (pickers.isEmpty()) {
+                throw new IllegalArgumentException("the gateway needs at least one picker");
+            }
             if (pool.isEmpty()) {
                 throw new IllegalArgumentException("the gateway needs at least one model server");
             }
+        }
+
+        /** One picker at {@code picker}, its gRPC health on {@code pickerHealthPort}. */
+        public Gateway(
+                String listenHost,
+                int listenPort,
+                int adminPort,
+                Endpoint picker,
+                int pickerHealthPort,
+                FailureMode failureMode,
+                List<Endpoint> pool) {
+            this(listenHost, listenPort, adminPort, List.of(new Picker(picker, pickerHealthPort)), failureMode, pool);
         }
     }
 
@@ -125,18 +143,23 @@ public final class EnvoyConfig {
         ObjectNode config = (ObjectNode) filled.root;
         ((ObjectNode) filled.extProc()).put("failure_mode_allow", gateway.failureMode() == FailureMode.FAIL_OPEN);
 
-        ObjectNode pickerEndpoint = (ObjectNode) filled.cluster("picker")
+        ArrayNode pickerEndpoints = (ArrayNode) filled.cluster("picker")
                 .path("load_assignment")
                 .path("endpoints")
                 .path(0)
-                .path("lb_endpoints")
-                .path(0)
-                .path("endpoint");
-        setAddress(
-                (ObjectNode) pickerEndpoint.path("address").path("socket_address"),
-                gateway.picker().host(),
-                gateway.picker().port());
-        ((ObjectNode) pickerEndpoint.path("health_check_config")).put("port_value", gateway.pickerHealthPort());
+                .path("lb_endpoints");
+        JsonNode shippedEndpoint = pickerEndpoints.get(0).deepCopy();
+        pickerEndpoints.removeAll();
+        for (Picker picker : gateway.pickers()) {
+            ObjectNode lbEndpoint = shippedEndpoint.deepCopy();
+            ObjectNode endpoint = (ObjectNode) lbEndpoint.path("endpoint");
+            setAddress(
+                    (ObjectNode) endpoint.path("address").path("socket_address"),
+                    picker.extProc().host(),
+                    picker.extProc().port());
+            ((ObjectNode) endpoint.path("health_check_config")).put("port_value", picker.healthPort());
+            pickerEndpoints.add(lbEndpoint);
+        }
 
         filled.setPool(gateway.pool());
         return write(config);
@@ -244,6 +267,19 @@ public final class EnvoyConfig {
                 .path(0)
                 .path("header")
                 .asText();
+    }
+
+    /**
+     * Throws unless a picker that names {@code fallbacks} endpoints after its first choice works behind the shipped
+     * file: every refusal but the last needs a retry.
+     */
+    public static void checkFallbacks(int fallbacks) {
+        int retries = shipped().slotRefusalRetries();
+        if (fallbacks < 0 || fallbacks > retries) {
+            throw new IllegalArgumentException("--ext-proc-fallbacks must be 0 to " + retries + ", Envoy's retries in "
+                    + RESOURCE + " (with more, the last endpoint named would refuse a request and no retry follow), "
+                    + "got " + fallbacks);
+        }
     }
 
     /** How many times Envoy retries a request a server refused for want of a slot: the picker's fallbacks at most. */

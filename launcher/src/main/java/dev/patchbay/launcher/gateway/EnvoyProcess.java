@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -123,6 +124,21 @@ public final class EnvoyProcess implements AutoCloseable {
         } catch (IOException notListening) {
             return new AdminAnswer(0, "");
         }
+    }
+
+    /** A counter of Envoy's {@code /stats} ({@code cluster.pool.upstream_rq_retry}), 0 while it is not there. */
+    public long counter(String name) throws IOException, InterruptedException {
+        AdminAnswer stats =
+                admin("/stats?usedonly&filter=" + URLEncoder.encode("^" + name + "$", StandardCharsets.UTF_8));
+        if (stats.status() != 200) {
+            throw new IOException("envoy's admin interface did not answer /stats: " + stats.status());
+        }
+        for (String line : stats.body().lines().toList()) {
+            if (line.startsWith(name + ": ")) {
+                return Long.parseLong(line.substring(name.length() + 2).trim());
+            }
+        }
+        return 0;
     }
 
     /** The port the listener {@code name} is bound to (the one it took when configured with port 0). */

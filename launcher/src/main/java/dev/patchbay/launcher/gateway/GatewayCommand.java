@@ -123,11 +123,7 @@ public final class GatewayCommand implements Callable<Integer> {
         try {
             mode = EnvoyConfig.FailureMode.parse(failureMode);
             pool = resolve(endpoints);
-            int retries = EnvoyConfig.shipped().slotRefusalRetries();
-            if (fallbacks > retries) {
-                throw new IllegalArgumentException("--ext-proc-fallbacks " + fallbacks + " is more than Envoy's "
-                        + retries + " retries: the last endpoint named would refuse a request and no retry follow");
-            }
+            EnvoyConfig.checkFallbacks(fallbacks);
         } catch (IllegalArgumentException | UnknownHostException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }

@@ -4,6 +4,7 @@ import dev.patchbay.launcher.field.EnvoyFront;
 import dev.patchbay.launcher.field.FieldFront;
 import dev.patchbay.launcher.field.FieldTools;
 import dev.patchbay.launcher.fleet.PatchbayRoute;
+import dev.patchbay.launcher.gateway.EnvoyConfig;
 import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.router.pick.Endpoint;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalLong;
 
 /** One way of putting routing in front of the same model servers, as its users run it. */
 public enum BenchSetup {
@@ -28,6 +30,14 @@ public enum BenchSetup {
     /** A started front: where clients send requests. */
     public interface Front extends AutoCloseable {
         URI uri();
+
+        /**
+         * Requests Envoy sent again after a server refused them for want of a slot, since the front started
+         * ({@code cluster.pool.upstream_rq_retry}); empty for a front without Patchbay's picker behind Envoy.
+         */
+        default OptionalLong slotRetries() throws IOException, InterruptedException {
+            return OptionalLong.empty();
+        }
 
         @Override
         void close() throws InterruptedException;
@@ -70,58 +80,62 @@ public enum BenchSetup {
                 + String.join(", ", Arrays.stream(values()).map(BenchSetup::id).toList()));
     }
 
+    /**
+     * How Patchbay's picker setups run the picker: {@code replicas} processes behind the one Envoy, which spreads
+     * requests over them round robin, each naming {@code fallbacks} endpoints after its first choice.
+     */
+    public record Pickers(int replicas, int fallbacks) {
+        /** As {@code patchbay gateway} runs it: one picker, its default fallbacks. */
+        public static final Pickers GATEWAY = new Pickers(1, GatewayCommand.DEFAULT_FALLBACKS);
+
+        public Pickers {
+            if (replicas < 1) {
+                throw new IllegalArgumentException("at least one picker, got " + replicas);
+            }
+        }
+    }
+
     /** Starts this front over {@code servers}, its files and logs under {@code dir}. */
     public Front start(List<Endpoint> servers, Path dir) throws IOException, InterruptedException {
-        return start(servers, dir, List.of());
+        return start(servers, dir, List.of(), Pickers.GATEWAY);
     }
 
     /**
      * As {@link #start(List, Path)}, with {@code routeArgs} added to Patchbay's route command line (such as {@code
-     * --placement on}); the field's fronts take no such flags and ignore them.
+     * --placement on}) and Patchbay's pickers run as {@code pickers} says; the field's fronts take neither and ignore
+     * them.
      */
-    public Front start(List<Endpoint> servers, Path dir, List<String> routeArgs)
+    public Front start(List<Endpoint> servers, Path dir, List<String> routeArgs, Pickers pickers)
             throws IOException, InterruptedException {
         if (field != null) {
             FieldFront.Running running = field.start(servers, dir);
-            return new Front() {
-                @Override
-                public URI uri() {
-                    return running.uri();
-                }
-
-                @Override
-                public void close() throws InterruptedException {
-                    running.close();
-                }
-            };
+            return front(running.uri(), running::close);
         }
         String profile = this == GIE_LORA_PICKER ? "gie-lora" : "patchbay";
-        boolean picker = this != PATCHBAY_PROXY;
+        if (this == PATCHBAY_PROXY) {
+            PatchbayRoute route = PatchbayRoute.start(servers, profile, null, false, routeArgs, dir.resolve("route"));
+            return front(route.uri(), route::close);
+        }
         List<String> args = new ArrayList<>(routeArgs);
-        if (picker) {
-            // Behind the shipped Envoy, as `patchbay gateway` runs the picker.
-            args.addAll(List.of("--ext-proc-fallbacks", Integer.toString(GatewayCommand.DEFAULT_FALLBACKS)));
-        }
-        PatchbayRoute route = PatchbayRoute.start(servers, profile, null, picker, args, dir.resolve("route"));
-        if (!picker) {
-            return new Front() {
-                @Override
-                public URI uri() {
-                    return route.uri();
-                }
-
-                @Override
-                public void close() {
-                    route.close();
-                }
-            };
-        }
+        args.addAll(List.of("--ext-proc-fallbacks", Integer.toString(pickers.fallbacks())));
+        List<PatchbayRoute> routes = new ArrayList<>();
+        Runnable closeRoutes = () -> routes.forEach(PatchbayRoute::close);
         EnvoyFront envoy;
         try {
-            envoy = EnvoyFront.forPicker(
-                    FieldTools.require("envoy"), route.extProc(), route.healthPort(), servers, dir, route.process());
+            for (int i = 0; i < pickers.replicas(); i++) {
+                Path routeDir = dir.resolve(pickers.replicas() == 1 ? "route" : "route-" + i);
+                routes.add(PatchbayRoute.start(servers, profile, null, true, args, routeDir));
+            }
+            envoy = EnvoyFront.forPickers(
+                    FieldTools.require("envoy"),
+                    routes.stream()
+                            .map(r -> new EnvoyConfig.Picker(r.extProc(), r.healthPort()))
+                            .toList(),
+                    servers,
+                    dir,
+                    routes.stream().map(PatchbayRoute::process).toList());
         } catch (IOException | InterruptedException | RuntimeException e) {
-            route.close();
+            closeRoutes.run();
             throw e;
         }
         return new Front() {
@@ -131,12 +145,37 @@ public enum BenchSetup {
             }
 
             @Override
+            public OptionalLong slotRetries() throws IOException, InterruptedException {
+                // The shipped route retries on a slot refusal only.
+                return OptionalLong.of(envoy.process().counter("cluster.pool.upstream_rq_retry"));
+            }
+
+            @Override
             public void close() throws InterruptedException {
                 try {
                     envoy.close();
                 } finally {
-                    route.close();
+                    closeRoutes.run();
                 }
+            }
+        };
+    }
+
+    /** What {@code close} stops. */
+    private interface Closer {
+        void close() throws InterruptedException;
+    }
+
+    private static Front front(URI uri, Closer closer) {
+        return new Front() {
+            @Override
+            public URI uri() {
+                return uri;
+            }
+
+            @Override
+            public void close() throws InterruptedException {
+                closer.close();
             }
         };
     }

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
@@ -50,6 +51,7 @@ public final class PeersBench {
      * @param probes       requests timed on each path for the added latency
      * @param placement    Patchbay's route with its placement controller on ({@code --placement on}, the servers
      *                     with {@code --allow-runtime-lora-updating}), else off
+     * @param pickers      how Patchbay's picker setups run the picker behind Envoy: replicas and fallbacks
      */
     public record Settings(
             SimFleet.Settings fleet,
@@ -61,8 +63,9 @@ public final class PeersBench {
             int outputTokens,
             long seed,
             int probes,
-            boolean placement) {
-        /** Placement off. */
+            boolean placement,
+            BenchSetup.Pickers pickers) {
+        /** Placement off; the picker as {@code patchbay gateway} runs it. */
         public Settings(
                 SimFleet.Settings fleet,
                 List<BenchSetup> setups,
@@ -73,7 +76,18 @@ public final class PeersBench {
                 int outputTokens,
                 long seed,
                 int probes) {
-            this(fleet, setups, stages, operating, warmUp, inputTokens, outputTokens, seed, probes, false);
+            this(
+                    fleet,
+                    setups,
+                    stages,
+                    operating,
+                    warmUp,
+                    inputTokens,
+                    outputTokens,
+                    seed,
+                    probes,
+                    false,
+                    BenchSetup.Pickers.GATEWAY);
         }
 
         /** The servers as started: with the runtime adapter API when placement may use it. */
@@ -118,7 +132,8 @@ public final class PeersBench {
         for (BenchSetup setup : settings.setups()) {
             Path dir = out.resolve(setup.id());
             try (SimFleet fleet = SimFleet.start(settings.servers(), dir.resolve("fleet"));
-                    BenchSetup.Front front = setup.start(fleet.servers(), dir, settings.routeArgs())) {
+                    BenchSetup.Front front =
+                            setup.start(fleet.servers(), dir, settings.routeArgs(), settings.pickers())) {
                 progress.accept(status(++step, steps, started, setup, "added latency"));
                 added.put(
                         setup.id(),
@@ -165,6 +180,7 @@ public final class PeersBench {
             Path dir)
             throws IOException, InterruptedException {
         ServerPages.Snapshot before = pages.read();
+        OptionalLong retriesBefore = front.slotRetries();
         Path artifacts = aiperf(
                         aiperf,
                         tokenizer,
@@ -175,6 +191,7 @@ public final class PeersBench {
                         dir.resolve(stage.name().replaceAll("[^a-zA-Z0-9.]+", "-")))
                 .run();
         ServerPages.Snapshot after = pages.read();
+        OptionalLong retriesAfter = front.slotRetries();
         double loads = storageLoads(after) - storageLoads(before);
         double evictions = slotEvictions(after) - slotEvictions(before);
         AiperfReport report = AiperfReport.read(artifacts);
@@ -195,7 +212,8 @@ public final class PeersBench {
                 report.ttft(),
                 tiers,
                 loads,
-                evictions);
+                evictions,
+                retriesAfter.isPresent() ? retriesAfter.getAsLong() - retriesBefore.orElse(0) : null);
     }
 
     private static final String SUCCESSES = "vllm:request_success_total";
@@ -273,15 +291,16 @@ public final class PeersBench {
 
     private static String describe(StageResult r) {
         return String.format(
-                Locale.ROOT,
-                "%s %s: %d requests (%d failed), TTFT p50 %.0f ms p99 %.0f ms, %.0f storage loads, %.0f slot evictions",
-                r.setup(),
-                r.stage(),
-                r.requests(),
-                r.errors(),
-                r.ttft().p50(),
-                r.ttft().p99(),
-                r.storageLoads(),
-                r.slotEvictions());
+                        Locale.ROOT,
+                        "%s %s: %d requests (%d failed), TTFT p50 %.0f ms p99 %.0f ms, %.0f storage loads, %.0f slot evictions",
+                        r.setup(),
+                        r.stage(),
+                        r.requests(),
+                        r.errors(),
+                        r.ttft().p50(),
+                        r.ttft().p99(),
+                        r.storageLoads(),
+                        r.slotEvictions())
+                + (r.slotRetries() == null ? "" : ", " + r.slotRetries() + " sent on after a slot refusal");
     }
 }

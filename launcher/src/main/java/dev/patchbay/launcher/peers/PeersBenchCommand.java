@@ -3,7 +3,9 @@ package dev.patchbay.launcher.peers;
 import dev.patchbay.engine.PatchbayVersion;
 import dev.patchbay.launcher.field.FieldTools;
 import dev.patchbay.launcher.fleet.SimFleet;
+import dev.patchbay.launcher.gateway.EnvoyConfig;
 import dev.patchbay.launcher.gateway.EnvoyProcess;
+import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.launcher.load.AiperfRun;
 import dev.patchbay.router.DurationOption;
 import java.io.IOException;
@@ -123,6 +125,20 @@ public final class PeersBenchCommand implements Callable<Integer> {
                     + " on also starts the servers with --allow-runtime-lora-updating.")
     String placement;
 
+    @Option(
+            names = "--pickers",
+            defaultValue = "1",
+            description = "Patchbay's pickers behind the one Envoy, which spreads requests over them round robin, as a "
+                    + "Kubernetes Service over the picker's replicas (default ${DEFAULT-VALUE}).")
+    int pickers;
+
+    @Option(
+            names = "--ext-proc-fallbacks",
+            paramLabel = "N",
+            description = "Endpoints each of Patchbay's pickers names after its first choice (route "
+                    + "--ext-proc-fallbacks; default: as patchbay gateway, " + GatewayCommand.DEFAULT_FALLBACKS + ").")
+    int fallbacks = GatewayCommand.DEFAULT_FALLBACKS;
+
     @Option(names = "--out", defaultValue = "peers-bench", description = "Output directory (default ${DEFAULT-VALUE}).")
     Path out;
 
@@ -134,6 +150,14 @@ public final class PeersBenchCommand implements Callable<Integer> {
         if (!placement.equals("on") && !placement.equals("off")) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--placement must be on or off, got '" + placement + "'");
+        }
+        if (pickers < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--pickers must be 1 or more, got " + pickers);
+        }
+        try {
+            EnvoyConfig.checkFallbacks(fallbacks);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         PeersBench.Settings settings = settings();
         Map<String, String> versions = versions();
@@ -184,7 +208,8 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 outputTokens,
                 seed,
                 probes,
-                "on".equals(placement));
+                "on".equals(placement),
+                new BenchSetup.Pickers(pickers, fallbacks));
     }
 
     private PeersBench.Stage poissonStage(double factor, Duration duration) {
@@ -217,6 +242,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
         return "patchbay bench-peers --servers " + servers + " --operating-rate " + operatingRate + " --factors "
                 + factors.stream().map(String::valueOf).collect(Collectors.joining(",")) + " --bursty-smoothness "
                 + burstySmoothness + " --stage-duration " + stageDuration.toSeconds() + "s"
-                + (setups == null ? "" : " --setups " + String.join(",", setups)) + " --placement " + placement;
+                + (setups == null ? "" : " --setups " + String.join(",", setups)) + " --placement " + placement
+                + " --pickers " + pickers + " --ext-proc-fallbacks " + fallbacks;
     }
 }

@@ -17,6 +17,8 @@ import java.util.Map;
  * @param ttftByTier    the same per adapter tier (hot, warm, cold)
  * @param storageLoads  adapter loads from storage on the servers during the stage
  * @param slotEvictions adapters evicted from batch slots on the servers during the stage
+ * @param slotRetries   requests Envoy sent on to the next endpoint the picker named after a server refused them for
+ *                      want of a slot, during the stage; null for setups without Patchbay's picker behind Envoy
  */
 public record StageResult(
         String setup,
@@ -30,4 +32,5 @@ public record StageResult(
         AiperfReport.Ttft ttft,
         Map<String, AiperfReport.Ttft> ttftByTier,
         double storageLoads,
-        double slotEvictions) {}
+        double slotEvictions,
+        Long slotRetries) {}

@@ -52,8 +52,16 @@ class PeersBenchCommandTest {
                 .isEqualTo(true);
     }
 
+    @Test
+    void pickerReplicasAndFallbacksAreSettingsAndOnTheCommandLine() {
+        assertThat(parsed().settings().pickers()).isEqualTo(BenchSetup.Pickers.GATEWAY);
+        PeersBenchCommand command = parsed("--pickers", "2", "--ext-proc-fallbacks", "0");
+        assertThat(command.settings().pickers()).isEqualTo(new BenchSetup.Pickers(2, 0));
+        assertThat(command.commandLine()).endsWith("--pickers 2 --ext-proc-fallbacks 0");
+    }
+
     private static StageResult row(String setup, String stage, double p99) {
         AiperfReport.Ttft ttft = new AiperfReport.Ttft(100, p99 / 10, p99 / 2, p99);
-        return new StageResult(setup, stage, 30, 30, 100, 0, 100, 1000, ttft, Map.of(), 10, 10);
+        return new StageResult(setup, stage, 30, 30, 100, 0, 100, 1000, ttft, Map.of(), 10, 10, null);
     }
 }
