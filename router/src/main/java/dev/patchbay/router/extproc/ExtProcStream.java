@@ -170,7 +170,10 @@ final class ExtProcStream implements StreamObserver<ProcessingRequest> {
             refuse(decision.error());
             return;
         }
-        List<EndpointState> offered = PickerProtocol.offered(decision.ranked(), fallbacks);
+        List<EndpointState> offered = decision.requiresSlot()
+                ? PickerProtocol.offeredForSlot(
+                        decision.ranked(), fallbacks, decision.request().model())
+                : PickerProtocol.offered(decision.ranked(), fallbacks);
         String destinations = PickerProtocol.destinationValue(offered);
         sent = new SentRequest(lifecycle, metrics, decision, offered);
 

@@ -5,7 +5,9 @@ import com.google.protobuf.Value;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.proxy.ProxyHandler;
+import dev.patchbay.router.scrape.LoraPlacement;
 import io.envoyproxy.envoy.config.core.v3.Metadata;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -35,6 +37,40 @@ public final class PickerProtocol {
      */
     static List<EndpointState> offered(List<EndpointState> ranked, int fallbacks) {
         return List.copyOf(ranked.subList(0, Math.min(1 + fallbacks, ranked.size())));
+    }
+
+    /**
+     * As {@link #offered(List, int)} for a request that may be refused for want of a slot: a fallback is named only
+     * where the adapter has as cheap a place as at the first-ranked endpoint ({@link #noDearer}). Envoy retries a
+     * refusal at once; a retry onto a server that must load the adapter from storage costs more than waiting where
+     * the adapter was going to run.
+     */
+    static List<EndpointState> offeredForSlot(List<EndpointState> ranked, int fallbacks, String adapter) {
+        if (ranked.isEmpty()) {
+            return offered(ranked, fallbacks);
+        }
+        LoraPlacement first = LoraPlacement.of(ranked.getFirst().metrics(), adapter);
+        List<EndpointState> offered = new ArrayList<>();
+        offered.add(ranked.getFirst());
+        for (EndpointState next : ranked.subList(1, ranked.size())) {
+            if (offered.size() > fallbacks) {
+                break;
+            }
+            if (noDearer(LoraPlacement.of(next.metrics(), adapter), first)) {
+                offered.add(next);
+            }
+        }
+        return List.copyOf(offered);
+    }
+
+    /**
+     * A place that can start the adapter at once and costs no more than {@code first}: placements are ordered
+     * cheapest first, and a queue (for a slot, or for the adapter's own waiting requests) is no place to retry on.
+     */
+    static boolean noDearer(LoraPlacement placement, LoraPlacement first) {
+        return placement != LoraPlacement.QUEUED
+                && placement != LoraPlacement.ALL_SLOTS_BUSY
+                && placement.ordinal() <= first.ordinal();
     }
 
     /** {@code ip:port[,ip:port...]} in rank order: the value of both the header and the metadata entry. */
