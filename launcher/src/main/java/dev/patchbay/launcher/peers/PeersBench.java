@@ -52,6 +52,7 @@ public final class PeersBench {
      * @param placement    Patchbay's route with its placement controller on ({@code --placement on}, the servers
      *                     with {@code --allow-runtime-lora-updating}), else off
      * @param pickers      how Patchbay's picker setups run the picker behind Envoy: replicas and fallbacks
+     * @param scrapeInterval how often Patchbay's routes scrape each server; null for route's default
      */
     public record Settings(
             SimFleet.Settings fleet,
@@ -64,7 +65,8 @@ public final class PeersBench {
             long seed,
             int probes,
             boolean placement,
-            BenchSetup.Pickers pickers) {
+            BenchSetup.Pickers pickers,
+            @JsonSerialize(using = ToStringSerializer.class) Duration scrapeInterval) {
         /** Placement off; the picker as {@code patchbay gateway} runs it. */
         public Settings(
                 SimFleet.Settings fleet,
@@ -87,7 +89,8 @@ public final class PeersBench {
                     seed,
                     probes,
                     false,
-                    BenchSetup.Pickers.GATEWAY);
+                    BenchSetup.Pickers.GATEWAY,
+                    null);
         }
 
         /** The servers as started: with the runtime adapter API when placement may use it. */
@@ -97,7 +100,11 @@ public final class PeersBench {
 
         /** Patchbay route's flags: placement stated, whatever route's default is. */
         List<String> routeArgs() {
-            return List.of("--placement", placement ? "on" : "off");
+            List<String> args = new ArrayList<>(List.of("--placement", placement ? "on" : "off"));
+            if (scrapeInterval != null) {
+                args.addAll(List.of("--scrape-interval", scrapeInterval.toMillis() + "ms"));
+            }
+            return args;
         }
     }
 

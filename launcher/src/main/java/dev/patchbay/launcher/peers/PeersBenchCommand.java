@@ -139,6 +139,13 @@ public final class PeersBenchCommand implements Callable<Integer> {
                     + "--ext-proc-fallbacks; default: as patchbay gateway, " + GatewayCommand.DEFAULT_FALLBACKS + ").")
     int fallbacks = GatewayCommand.DEFAULT_FALLBACKS;
 
+    @Option(
+            names = "--scrape-interval",
+            paramLabel = "DURATION",
+            converter = DurationOption.class,
+            description = "How often Patchbay's routes scrape each server (route --scrape-interval; default: route's).")
+    Duration scrapeInterval;
+
     @Option(names = "--out", defaultValue = "peers-bench", description = "Output directory (default ${DEFAULT-VALUE}).")
     Path out;
 
@@ -209,7 +216,8 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 seed,
                 probes,
                 "on".equals(placement),
-                new BenchSetup.Pickers(pickers, fallbacks));
+                new BenchSetup.Pickers(pickers, fallbacks),
+                scrapeInterval);
     }
 
     private PeersBench.Stage poissonStage(double factor, Duration duration) {
@@ -243,6 +251,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 + factors.stream().map(String::valueOf).collect(Collectors.joining(",")) + " --bursty-smoothness "
                 + burstySmoothness + " --stage-duration " + stageDuration.toSeconds() + "s"
                 + (setups == null ? "" : " --setups " + String.join(",", setups)) + " --placement " + placement
-                + " --pickers " + pickers + " --ext-proc-fallbacks " + fallbacks;
+                + " --pickers " + pickers + " --ext-proc-fallbacks " + fallbacks
+                + (scrapeInterval == null ? "" : " --scrape-interval " + scrapeInterval.toMillis() + "ms");
     }
 }

@@ -60,6 +60,14 @@ class PeersBenchCommandTest {
         assertThat(command.commandLine()).endsWith("--pickers 2 --ext-proc-fallbacks 0");
     }
 
+    @Test
+    void aScrapeIntervalGoesToPatchbaysRoutesOnly() {
+        assertThat(parsed().settings().routeArgs()).containsExactly("--placement", "off");
+        PeersBenchCommand command = parsed("--scrape-interval", "10ms");
+        assertThat(command.settings().routeArgs()).containsExactly("--placement", "off", "--scrape-interval", "10ms");
+        assertThat(command.commandLine()).endsWith("--scrape-interval 10ms");
+    }
+
     private static StageResult row(String setup, String stage, double p99) {
         AiperfReport.Ttft ttft = new AiperfReport.Ttft(100, p99 / 10, p99 / 2, p99);
         return new StageResult(setup, stage, 30, 30, 100, 0, 100, 1000, ttft, Map.of(), 10, 10, null);
