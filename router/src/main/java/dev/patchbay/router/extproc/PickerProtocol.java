@@ -47,7 +47,7 @@ public final class PickerProtocol {
      */
     static List<EndpointState> offeredForSlot(List<EndpointState> ranked, int fallbacks, String adapter) {
         if (ranked.isEmpty()) {
-            return offered(ranked, fallbacks);
+            return List.of();
         }
         LoraPlacement first = LoraPlacement.of(ranked.getFirst().metrics(), adapter);
         List<EndpointState> offered = new ArrayList<>();
