@@ -20,9 +20,8 @@ import java.util.function.Predicate;
  * The Envoy configuration shipped in {@code deploy/envoy/envoy.yaml} (on the class path beside this class), read and
  * filled in for one gateway: where Envoy listens, where the picker is, the failure mode and the pool of model servers
  * (where the picker's choices go, and round robin under FailOpen while the picker does not answer). Everything else
- * stays as shipped, so what an operator
- * reads in that file is what {@code patchbay gateway} runs. A second rendering leaves the picker out: Envoy alone,
- * round robin over the pool, the baseline a picker is compared with.
+ * stays as shipped, so what an operator reads in that file is what {@code patchbay gateway} runs. A second rendering
+ * leaves the picker out: Envoy alone, round robin over the pool, the baseline a picker is compared with.
  */
 public final class EnvoyConfig {
     static final String RESOURCE = "envoy.yaml";
@@ -143,11 +142,7 @@ public final class EnvoyConfig {
         ObjectNode config = (ObjectNode) filled.root;
         ((ObjectNode) filled.extProc()).put("failure_mode_allow", gateway.failureMode() == FailureMode.FAIL_OPEN);
 
-        ArrayNode pickerEndpoints = (ArrayNode) filled.cluster("picker")
-                .path("load_assignment")
-                .path("endpoints")
-                .path(0)
-                .path("lb_endpoints");
+        ArrayNode pickerEndpoints = (ArrayNode) filled.pickerLbEndpoints();
         JsonNode shippedEndpoint = pickerEndpoints.get(0).deepCopy();
         pickerEndpoints.removeAll();
         for (Picker picker : gateway.pickers()) {
@@ -364,14 +359,17 @@ public final class EnvoyConfig {
                 .path("route");
     }
 
-    private JsonNode pickerEndpoint() {
+    /** The picker cluster's hosts: as shipped, one. */
+    private JsonNode pickerLbEndpoints() {
         return cluster("picker")
                 .path("load_assignment")
                 .path("endpoints")
                 .path(0)
-                .path("lb_endpoints")
-                .path(0)
-                .path("endpoint");
+                .path("lb_endpoints");
+    }
+
+    private JsonNode pickerEndpoint() {
+        return pickerLbEndpoints().path(0).path("endpoint");
     }
 
     private static JsonNode named(JsonNode list, String name) {

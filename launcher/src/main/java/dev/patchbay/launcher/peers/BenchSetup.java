@@ -90,7 +90,7 @@ public enum BenchSetup {
 
         public Pickers {
             if (replicas < 1) {
-                throw new IllegalArgumentException("at least one picker, got " + replicas);
+                throw new IllegalArgumentException("--pickers must be 1 or more, got " + replicas);
             }
         }
     }

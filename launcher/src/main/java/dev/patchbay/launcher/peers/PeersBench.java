@@ -297,17 +297,18 @@ public final class PeersBench {
     }
 
     private static String describe(StageResult r) {
+        String retries = r.slotRetries() == null ? "" : ", " + r.slotRetries() + " sent on after a slot refusal";
         return String.format(
-                        Locale.ROOT,
-                        "%s %s: %d requests (%d failed), TTFT p50 %.0f ms p99 %.0f ms, %.0f storage loads, %.0f slot evictions",
-                        r.setup(),
-                        r.stage(),
-                        r.requests(),
-                        r.errors(),
-                        r.ttft().p50(),
-                        r.ttft().p99(),
-                        r.storageLoads(),
-                        r.slotEvictions())
-                + (r.slotRetries() == null ? "" : ", " + r.slotRetries() + " sent on after a slot refusal");
+                Locale.ROOT,
+                "%s %s: %d requests (%d failed), TTFT p50 %.0f ms p99 %.0f ms, %.0f storage loads, %.0f slot evictions%s",
+                r.setup(),
+                r.stage(),
+                r.requests(),
+                r.errors(),
+                r.ttft().p50(),
+                r.ttft().p99(),
+                r.storageLoads(),
+                r.slotEvictions(),
+                retries);
     }
 }

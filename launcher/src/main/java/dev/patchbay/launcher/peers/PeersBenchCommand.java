@@ -158,15 +158,13 @@ public final class PeersBenchCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--placement must be on or off, got '" + placement + "'");
         }
-        if (pickers < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--pickers must be 1 or more, got " + pickers);
-        }
+        PeersBench.Settings settings;
         try {
             EnvoyConfig.checkFallbacks(fallbacks);
+            settings = settings(); // checks --pickers
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        PeersBench.Settings settings = settings();
         Map<String, String> versions = versions();
         System.err.println("peers benchmark: " + settings.setups().size() + " setups x "
                 + settings.stages().size() + " stages of " + stageDuration.toSeconds() + " s, " + servers
