@@ -3,7 +3,6 @@ package dev.patchbay.launcher.load;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.patchbay.bench.sim.Percentiles;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -63,26 +62,14 @@ public record AiperfReport(
         Ttft ttft,
         Ttft aiperfTtft,
         Map<String, ModelFigures> models,
-        @JsonIgnore Map<String, List<Double>> ttftMsByModel) {
+        @JsonIgnore Map<String, List<Double>> ttftMsByModel)
+        implements LoadReport {
 
     public static final String SUMMARY = "profile_export_aiperf.json";
     public static final String RECORDS = "profile_export.jsonl";
     public static final String INPUTS = "inputs.json";
 
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    /** Time to first token percentiles in ms over {@code count} requests (NaN when there are none). */
-    public record Ttft(int count, double p50, double p90, double p99) {
-        static Ttft of(List<Double> values) {
-            double[] sorted =
-                    values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-            return new Ttft(
-                    sorted.length,
-                    Percentiles.nearestRank(sorted, 50),
-                    Percentiles.nearestRank(sorted, 90),
-                    Percentiles.nearestRank(sorted, 99));
-        }
-    }
 
     /** One model's requests of the measured phase, its failed ones, and its successful ones' TTFT. */
     public record ModelFigures(int requests, int errors, Ttft ttft) {}
@@ -173,7 +160,12 @@ public record AiperfReport(
                 Map.copyOf(ttftsByModel));
     }
 
-    /** Time to first token over the successful requests for any of {@code models} (a tier of adapters, say). */
+    @Override
+    public String tool() {
+        return "aiperf " + aiperfVersion;
+    }
+
+    @Override
     public Ttft ttftOf(Collection<String> models) {
         List<Double> values = new ArrayList<>();
         for (String model : models) {
@@ -217,6 +209,7 @@ public record AiperfReport(
     }
 
     /** The report as a few lines of text: the overall figures, then one line per model. */
+    @Override
     public String summary() {
         StringBuilder s = new StringBuilder();
         s.append(String.format(

@@ -1,7 +1,6 @@
 package dev.patchbay.launcher.load;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,7 +9,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One run of NVIDIA's aiperf (0.13.0) against an OpenAI-compatible server: the settings, the exact {@code aiperf
@@ -74,7 +72,6 @@ public record AiperfRun(
     public static final String CONSOLE_LOG = "aiperf-console.log";
 
     static final int MIN_DATASET_ENTRIES = 500;
-    private static final int LOG_TAIL_LINES = 40;
 
     /** aiperf's {@code --endpoint-type}. */
     public enum EndpointType {
@@ -337,59 +334,14 @@ public record AiperfRun(
         if (Files.exists(artifactDir.resolve(AiperfReport.SUMMARY))) {
             throw new IOException(artifactDir + " already holds an aiperf run (" + AiperfReport.SUMMARY + ")");
         }
-        Path log = artifactDir.resolve(CONSOLE_LOG);
-        ProcessBuilder builder = new ProcessBuilder(command())
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        ProcessBuilder builder = new ProcessBuilder(command());
         Map<String, String> env = builder.environment();
         // aiperf 0.13.0 in Hugging Face's offline mode takes a tokenizer directory for a hub name and fails to load
         // it; without it a directory loads from disk with no network access.
         env.remove("HF_HUB_OFFLINE");
         env.remove("TRANSFORMERS_OFFLINE");
-        Process process = builder.start();
-        boolean ended;
-        try {
-            ended = process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            stop(process);
-            throw e;
-        }
-        if (!ended) {
-            stop(process);
-            throw new IOException("aiperf did not end within " + timeout.toSeconds() + " s; stopped. Last lines of "
-                    + log + ":\n" + tail(log));
-        }
-        if (process.exitValue() != 0) {
-            throw new IOException(
-                    "aiperf exited with " + process.exitValue() + ". Last lines of " + log + ":\n" + tail(log));
-        }
+        ToolProcess.run(builder, artifactDir.resolve(CONSOLE_LOG), timeout, "aiperf");
         return artifactDir;
-    }
-
-    /** Stops aiperf and every process it started (its services and workers are processes of their own). */
-    private static void stop(Process process) throws InterruptedException {
-        List<ProcessHandle> all = new ArrayList<>(process.descendants().toList());
-        process.destroy();
-        all.forEach(ProcessHandle::destroy);
-        if (!process.waitFor(10, TimeUnit.SECONDS)) process.destroyForcibly();
-        for (ProcessHandle p : all) {
-            try {
-                p.onExit().get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                p.destroyForcibly();
-            }
-        }
-    }
-
-    /** The last lines of a log file, or a note that there is none. */
-    static String tail(Path log) {
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()));
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
-        }
     }
 
     /** Named settings for an {@link AiperfRun}; the defaults are the benchmark's usual ones. */

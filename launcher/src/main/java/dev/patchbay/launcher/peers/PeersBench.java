@@ -9,7 +9,12 @@ import dev.patchbay.launcher.fleet.ServerPages;
 import dev.patchbay.launcher.fleet.SimFleet;
 import dev.patchbay.launcher.load.AiperfReport;
 import dev.patchbay.launcher.load.AiperfRun;
+import dev.patchbay.launcher.load.InferencePerfReport;
+import dev.patchbay.launcher.load.InferencePerfRun;
+import dev.patchbay.launcher.load.LoadReport;
+import dev.patchbay.launcher.load.LoadTool;
 import dev.patchbay.launcher.load.SimTokenizerFiles;
+import dev.patchbay.launcher.load.Ttft;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -53,6 +58,7 @@ public final class PeersBench {
      *                     with {@code --allow-runtime-lora-updating}), else off
      * @param pickers      how Patchbay's picker setups run the picker behind Envoy: replicas and fallbacks
      * @param scrapeInterval how often Patchbay's routes scrape each server; null for route's default
+     * @param loadTool     the load tool that sends the stream
      */
     public record Settings(
             SimFleet.Settings fleet,
@@ -66,8 +72,29 @@ public final class PeersBench {
             int probes,
             boolean placement,
             BenchSetup.Pickers pickers,
-            @JsonSerialize(using = ToStringSerializer.class) Duration scrapeInterval) {
-        /** Placement off; the picker as {@code patchbay gateway} runs it. */
+            @JsonSerialize(using = ToStringSerializer.class) Duration scrapeInterval,
+            LoadTool loadTool) {
+        public Settings {
+            if (loadTool == LoadTool.INFERENCE_PERF) {
+                for (Stage stage : stages) {
+                    if (stage.arrivals().pattern() == AiperfRun.Arrivals.Pattern.GAMMA) {
+                        throw new IllegalArgumentException("inference-perf has no gamma arrivals: stage '"
+                                + stage.name() + "' needs aiperf (or --bursty-smoothness 0)");
+                    }
+                    wholeSeconds(stage.duration());
+                }
+                wholeSeconds(warmUp);
+            }
+        }
+
+        private static void wholeSeconds(Duration d) {
+            if (d.toMillis() % 1000 != 0) {
+                throw new IllegalArgumentException(
+                        "inference-perf runs for whole seconds, got " + d.toMillis() + " ms");
+            }
+        }
+
+        /** Placement off; the picker as {@code patchbay gateway} runs it; aiperf. */
         public Settings(
                 SimFleet.Settings fleet,
                 List<BenchSetup> setups,
@@ -90,7 +117,8 @@ public final class PeersBench {
                     probes,
                     false,
                     BenchSetup.Pickers.GATEWAY,
-                    null);
+                    null,
+                    LoadTool.AIPERF);
         }
 
         /** The servers as started: with the runtime adapter API when placement may use it. */
@@ -126,7 +154,7 @@ public final class PeersBench {
     }
 
     public Results run(Map<String, String> versions) throws IOException, InterruptedException {
-        Path aiperf = FieldTools.require("aiperf");
+        Path tool = FieldTools.require(settings.loadTool().program());
         Path tokenizer = SimTokenizerFiles.write(out.resolve("tokenizer"));
         List<AiperfRun.ModelShare> mix =
                 AiperfRun.ModelShare.multiLoraMix(settings.fleet().adapters());
@@ -155,19 +183,11 @@ public final class PeersBench {
                 Stage operating = settings.operating();
                 progress.accept(status(++step, steps, started, setup, "warm-up"));
                 if (!settings.warmUp().isZero()) {
-                    aiperf(
-                                    aiperf,
-                                    tokenizer,
-                                    mix,
-                                    front,
-                                    operating.arrivals(),
-                                    settings.warmUp(),
-                                    dir.resolve("warm-up"))
-                            .run();
+                    load(tool, tokenizer, mix, front, operating.arrivals(), settings.warmUp(), dir.resolve("warm-up"));
                 }
                 for (Stage stage : settings.stages()) {
                     progress.accept(status(++step, steps, started, setup, stage.name()));
-                    results.add(runStage(aiperf, tokenizer, mix, fleet.pages(), front, setup, stage, dir));
+                    results.add(runStage(tool, tokenizer, mix, fleet.pages(), front, setup, stage, dir));
                     write(sofar);
                     progress.accept("  " + describe(results.getLast()));
                 }
@@ -177,7 +197,7 @@ public final class PeersBench {
     }
 
     private StageResult runStage(
-            Path aiperf,
+            Path tool,
             Path tokenizer,
             List<AiperfRun.ModelShare> mix,
             ServerPages pages,
@@ -188,22 +208,20 @@ public final class PeersBench {
             throws IOException, InterruptedException {
         ServerPages.Snapshot before = pages.read();
         OptionalLong retriesBefore = front.slotRetries();
-        Path artifacts = aiperf(
-                        aiperf,
-                        tokenizer,
-                        mix,
-                        front,
-                        stage.arrivals(),
-                        stage.duration(),
-                        dir.resolve(stage.name().replaceAll("[^a-zA-Z0-9.]+", "-")))
-                .run();
+        LoadReport report = load(
+                tool,
+                tokenizer,
+                mix,
+                front,
+                stage.arrivals(),
+                stage.duration(),
+                dir.resolve(stage.name().replaceAll("[^a-zA-Z0-9.]+", "-")));
         ServerPages.Snapshot after = pages.read();
         OptionalLong retriesAfter = front.slotRetries();
         double loads = storageLoads(after) - storageLoads(before);
         double evictions = slotEvictions(after) - slotEvictions(before);
-        AiperfReport report = AiperfReport.read(artifacts);
         double served = awaitServed(pages, before.total(SUCCESSES), report.requests() - report.errors());
-        Map<String, AiperfReport.Ttft> tiers = new LinkedHashMap<>();
+        Map<String, Ttft> tiers = new LinkedHashMap<>();
         for (Map.Entry<String, List<String>> tier : tiers(mix).entrySet()) {
             tiers.put(tier.getKey(), report.ttftOf(tier.getValue()));
         }
@@ -220,7 +238,8 @@ public final class PeersBench {
                 tiers,
                 loads,
                 evictions,
-                retriesAfter.isPresent() ? retriesAfter.getAsLong() - retriesBefore.orElse(0) : null);
+                retriesAfter.isPresent() ? retriesAfter.getAsLong() - retriesBefore.orElse(0) : null,
+                report instanceof InferencePerfReport perf ? perf.unsent() : null);
     }
 
     private static final String SUCCESSES = "vllm:request_success_total";
@@ -259,25 +278,47 @@ public final class PeersBench {
         return tiers;
     }
 
-    private AiperfRun aiperf(
-            Path aiperf,
+    /** One run of the settings' load tool against the front, read back. */
+    private LoadReport load(
+            Path tool,
             Path tokenizer,
             List<AiperfRun.ModelShare> mix,
             BenchSetup.Front front,
             AiperfRun.Arrivals arrivals,
             Duration duration,
-            Path artifacts) {
-        return AiperfRun.builder(aiperf, front.uri().toString(), artifacts)
-                .streaming(true)
-                .models(mix)
-                .tokenizer(tokenizer)
-                .inputTokens(settings.inputTokens())
-                .outputTokens(settings.outputTokens())
-                .ignoreEos(true)
-                .arrivals(arrivals)
-                .duration(duration, Duration.ofSeconds(60))
-                .seed(settings.seed())
-                .build();
+            Path artifacts)
+            throws IOException, InterruptedException {
+        return switch (settings.loadTool()) {
+            case AIPERF ->
+                AiperfReport.read(AiperfRun.builder(tool, front.uri().toString(), artifacts)
+                        .streaming(true)
+                        .models(mix)
+                        .tokenizer(tokenizer)
+                        .inputTokens(settings.inputTokens())
+                        .outputTokens(settings.outputTokens())
+                        .ignoreEos(true)
+                        .arrivals(arrivals)
+                        .duration(duration, Duration.ofSeconds(60))
+                        .seed(settings.seed())
+                        .build()
+                        .run());
+            case INFERENCE_PERF -> {
+                InferencePerfRun run = new InferencePerfRun(
+                        tool,
+                        front.uri().toString(),
+                        settings.fleet().base(),
+                        mix,
+                        tokenizer,
+                        settings.inputTokens(),
+                        settings.outputTokens(),
+                        arrivals,
+                        duration,
+                        settings.seed(),
+                        artifacts);
+                run.run();
+                yield InferencePerfReport.read(run);
+            }
+        };
     }
 
     private void write(Results results) throws IOException {
@@ -298,9 +339,10 @@ public final class PeersBench {
 
     private static String describe(StageResult r) {
         String retries = r.slotRetries() == null ? "" : ", " + r.slotRetries() + " sent on after a slot refusal";
+        String unsent = r.unsent() == null ? "" : ", " + r.unsent() + " planned by the load tool and never sent";
         return String.format(
                 Locale.ROOT,
-                "%s %s: %d requests (%d failed), TTFT p50 %.0f ms p99 %.0f ms, %.0f storage loads, %.0f slot evictions%s",
+                "%s %s: %d requests (%d failed), TTFT p50 %.0f ms p99 %.0f ms, %.0f storage loads, %.0f slot evictions%s%s",
                 r.setup(),
                 r.stage(),
                 r.requests(),
@@ -309,6 +351,7 @@ public final class PeersBench {
                 r.ttft().p99(),
                 r.storageLoads(),
                 r.slotEvictions(),
-                retries);
+                retries,
+                unsent);
     }
 }

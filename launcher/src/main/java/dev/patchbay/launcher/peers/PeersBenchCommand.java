@@ -7,6 +7,7 @@ import dev.patchbay.launcher.gateway.EnvoyConfig;
 import dev.patchbay.launcher.gateway.EnvoyProcess;
 import dev.patchbay.launcher.gateway.GatewayCommand;
 import dev.patchbay.launcher.load.AiperfRun;
+import dev.patchbay.launcher.load.LoadTool;
 import dev.patchbay.router.DurationOption;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -26,13 +27,14 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code patchbay bench-peers}: Patchbay against the field's routers on the same servers, under aiperf. */
+/** {@code patchbay bench-peers}: Patchbay against the field's routers on the same servers, under aiperf or inference-perf. */
 @Command(
         name = "bench-peers",
         mixinStandardHelpOptions = true,
-        description = "Send the same aiperf request stream through Patchbay's picker and proxy, llm-d's picker, "
-                + "vllm-router and Envoy alone, each in front of a fresh fleet of patchbay serve processes, and "
-                + "report TTFT, throughput, errors, storage loads and the added latency of each path.")
+        description =
+                "Send the same request stream (aiperf's or inference-perf's) through Patchbay's picker and proxy, llm-d's picker, "
+                        + "vllm-router and Envoy alone, each in front of a fresh fleet of patchbay serve processes, and "
+                        + "report TTFT, throughput, errors, storage loads and the added latency of each path.")
 public final class PeersBenchCommand implements Callable<Integer> {
     @Option(names = "--servers", defaultValue = "4", description = "Model servers (default ${DEFAULT-VALUE}).")
     int servers;
@@ -108,8 +110,19 @@ public final class PeersBenchCommand implements Callable<Integer> {
     @Option(names = "--output-tokens", defaultValue = "32", description = "Output tokens (default ${DEFAULT-VALUE}).")
     int outputTokens;
 
-    @Option(names = "--seed", defaultValue = "7", description = "aiperf's seed (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--seed",
+            defaultValue = "7",
+            description = "The load tool's seed (default ${DEFAULT-VALUE}; inference-perf's arrival times take none).")
     long seed;
+
+    @Option(
+            names = "--load-tool",
+            defaultValue = "aiperf",
+            paramLabel = "aiperf|inference-perf",
+            description = "The load tool that sends the stream (default ${DEFAULT-VALUE}); inference-perf, the Gateway"
+                    + " API Inference Extension's, has Poisson arrivals only: give it --bursty-smoothness 0.")
+    String loadTool;
 
     @Option(
             names = "--probes",
@@ -161,11 +174,11 @@ public final class PeersBenchCommand implements Callable<Integer> {
         PeersBench.Settings settings;
         try {
             EnvoyConfig.checkFallbacks(fallbacks);
-            settings = settings(); // checks --pickers
+            settings = settings(); // checks --pickers, --load-tool and its stages
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        Map<String, String> versions = versions();
+        Map<String, String> versions = versions(settings.loadTool());
         System.err.println("peers benchmark: " + settings.setups().size() + " setups x "
                 + settings.stages().size() + " stages of " + stageDuration.toSeconds() + " s, " + servers
                 + " servers; versions "
@@ -215,7 +228,8 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 probes,
                 "on".equals(placement),
                 new BenchSetup.Pickers(pickers, fallbacks),
-                scrapeInterval);
+                scrapeInterval,
+                LoadTool.byProgram(loadTool));
     }
 
     private PeersBench.Stage poissonStage(double factor, Duration duration) {
@@ -225,14 +239,14 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 duration);
     }
 
-    private static Map<String, String> versions() throws IOException, InterruptedException {
+    private static Map<String, String> versions(LoadTool tool) throws IOException, InterruptedException {
         Map<String, String> versions = new LinkedHashMap<>();
         versions.put("patchbay", PatchbayVersion.VERSION);
         versions.put("envoy", EnvoyProcess.versionNumber(FieldTools.require("envoy")));
         Optional<Path> epp = FieldTools.find("llm-d-epp");
         epp.ifPresent(p -> versions.put("llm-d-epp", fileName(p)));
         versions.put("vllm-router", "0.1.17");
-        versions.put("aiperf", "0.13.0");
+        versions.put(tool.program(), tool.version());
         return versions;
     }
 
@@ -250,6 +264,7 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 + burstySmoothness + " --stage-duration " + stageDuration.toSeconds() + "s"
                 + (setups == null ? "" : " --setups " + String.join(",", setups)) + " --placement " + placement
                 + " --pickers " + pickers + " --ext-proc-fallbacks " + fallbacks
-                + (scrapeInterval == null ? "" : " --scrape-interval " + scrapeInterval.toMillis() + "ms");
+                + (scrapeInterval == null ? "" : " --scrape-interval " + scrapeInterval.toMillis() + "ms")
+                + (loadTool.equals("aiperf") ? "" : " --load-tool " + loadTool);
     }
 }

@@ -113,19 +113,23 @@ public final class PeersReport {
                         a.frontP50() * 1000,
                         a.addedP50() * 1000,
                         a.addedP99() * 1000)));
+        boolean unsentCounted = results.stages().stream().anyMatch(r -> r.unsent() != null);
         for (String stage : stageNames(results)) {
             md.append("\n### ").append(stage).append("\n\n");
             md.append(
                     "| setup | sent (req/s) | done (req/s) | errors | TTFT p50 (ms) | TTFT p99 (ms) | hot p99 | warm p99 "
-                            + "| cold p99 | storage loads | slot evictions |\n");
-            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                            + "| cold p99 | storage loads | slot evictions | slot retries |"
+                            + (unsentCounted ? " never sent |" : "")
+                            + "\n");
+            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + (unsentCounted ? "---:|" : "")
+                    + "\n");
             for (StageResult r : results.stages()) {
                 if (!r.stage().equals(stage)) {
                     continue;
                 }
                 md.append(String.format(
                         Locale.ROOT,
-                        "| %s | %.1f | %.1f | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
+                        "| %s | %.1f | %.1f | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s |%s\n",
                         r.setup(),
                         r.sentRate(),
                         r.throughput(),
@@ -136,7 +140,11 @@ public final class PeersReport {
                         tier(r, "warm"),
                         tier(r, "cold"),
                         r.storageLoads(),
-                        r.slotEvictions()));
+                        r.slotEvictions(),
+                        r.slotRetries() == null ? "-" : r.slotRetries().toString(),
+                        unsentCounted
+                                ? " " + (r.unsent() == null ? "-" : r.unsent().toString()) + " |"
+                                : ""));
             }
         }
         return md.toString();

@@ -1,6 +1,6 @@
 package dev.patchbay.launcher.peers;
 
-import dev.patchbay.launcher.load.AiperfReport;
+import dev.patchbay.launcher.load.Ttft;
 import java.util.Map;
 
 /**
@@ -19,6 +19,8 @@ import java.util.Map;
  * @param slotEvictions adapters evicted from batch slots on the servers during the stage
  * @param slotRetries   requests Envoy sent on to the next endpoint the picker named after a server refused them for
  *                      want of a slot, during the stage; null for setups without Patchbay's picker behind Envoy
+ * @param unsent        requests the load tool planned for the stage and never sent (inference-perf drops a request
+ *                      whose prompt it cannot cut to the exact length, and reports nothing of it); null under aiperf
  */
 public record StageResult(
         String setup,
@@ -29,8 +31,9 @@ public record StageResult(
         int errors,
         double served,
         double throughput,
-        AiperfReport.Ttft ttft,
-        Map<String, AiperfReport.Ttft> ttftByTier,
+        Ttft ttft,
+        Map<String, Ttft> ttftByTier,
         double storageLoads,
         double slotEvictions,
-        Long slotRetries) {}
+        Long slotRetries,
+        Integer unsent) {}

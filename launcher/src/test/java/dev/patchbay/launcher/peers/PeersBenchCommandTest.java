@@ -1,9 +1,11 @@
 package dev.patchbay.launcher.peers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.patchbay.launcher.load.AiperfReport;
 import dev.patchbay.launcher.load.AiperfRun;
+import dev.patchbay.launcher.load.LoadTool;
+import dev.patchbay.launcher.load.Ttft;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -68,8 +70,53 @@ class PeersBenchCommandTest {
         assertThat(command.commandLine()).endsWith("--scrape-interval 10ms");
     }
 
+    @Test
+    void inferencePerfIsChosenByNameAndRefusesAGammaStage() {
+        assertThat(parsed().settings().loadTool()).isEqualTo(LoadTool.AIPERF);
+        assertThat(parsed().commandLine()).doesNotContain("--load-tool");
+
+        PeersBenchCommand command = parsed("--load-tool", "inference-perf", "--bursty-smoothness", "0");
+        assertThat(command.settings().loadTool()).isEqualTo(LoadTool.INFERENCE_PERF);
+        assertThat(command.commandLine()).endsWith("--load-tool inference-perf");
+
+        // The default stages end with a gamma stage, which inference-perf cannot send.
+        assertThatThrownBy(() -> parsed("--load-tool", "inference-perf").settings())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no gamma arrivals")
+                .hasMessageContaining("--bursty-smoothness 0");
+        assertThatThrownBy(
+                        () -> parsed("--load-tool", "inference-perf", "--bursty-smoothness", "0", "--warm-up", "1500ms")
+                                .settings())
+                .hasMessageContaining("whole seconds");
+        assertThatThrownBy(() -> parsed("--load-tool", "wrk").settings())
+                .hasMessageContaining("aiperf, inference-perf");
+    }
+
+    @Test
+    void theStageTablesShowSlotRetriesAndUnsentRequestsWhereCounted() {
+        PeersBench.Settings settings =
+                parsed("--factors", "1.0", "--bursty-smoothness", "0").settings();
+        Ttft ttft = new Ttft(100, 50, 100, 200);
+        StageResult picker = new StageResult(
+                "patchbay-picker", "poisson x1.00", 30, 30, 100, 0, 100, 30, ttft, Map.of(), 10, 10, 12L, 3);
+        StageResult proxy = new StageResult(
+                "patchbay-proxy", "poisson x1.00", 30, 30, 100, 0, 100, 30, ttft, Map.of(), 10, 10, null, 1);
+        String md = PeersReport.markdown(
+                new PeersBench.Results(settings, Map.of(), Map.of(), List.of(picker, proxy)), "cmd");
+        assertThat(md).contains("| slot retries | never sent |");
+        assertThat(md)
+                .contains("| patchbay-picker | 30.0 | 30.0 | 0 | 50 | 200 | NaN | NaN | NaN | 10 | 10 | 12 | 3 |");
+        assertThat(md).contains("| patchbay-proxy | 30.0 | 30.0 | 0 | 50 | 200 | NaN | NaN | NaN | 10 | 10 | - | 1 |");
+
+        String aiperf = PeersReport.markdown(
+                new PeersBench.Results(
+                        settings, Map.of(), Map.of(), List.of(row("patchbay-proxy", "poisson x1.00", 200))),
+                "cmd");
+        assertThat(aiperf).contains("| slot retries |\n").doesNotContain("never sent");
+    }
+
     private static StageResult row(String setup, String stage, double p99) {
-        AiperfReport.Ttft ttft = new AiperfReport.Ttft(100, p99 / 10, p99 / 2, p99);
-        return new StageResult(setup, stage, 30, 30, 100, 0, 100, 1000, ttft, Map.of(), 10, 10, null);
+        Ttft ttft = new Ttft(100, p99 / 10, p99 / 2, p99);
+        return new StageResult(setup, stage, 30, 30, 100, 0, 100, 1000, ttft, Map.of(), 10, 10, null, null);
     }
 }

@@ -1,0 +1,30 @@
+package dev.patchbay.launcher.load;
+
+import java.util.Collection;
+
+/** What a load tool's run measured, as the routing benchmark compares setups by it. */
+public interface LoadReport {
+    /** The tool and its version, such as {@code aiperf 0.13.0}. */
+    String tool();
+
+    /** Requests of the measured phase that ended, successful or failed. */
+    int requests();
+
+    /** Of those, the failed ones. */
+    int errors();
+
+    /** The rate the measured phase's requests were sent at: (n - 1) over the first to the last send; NaN under 2. */
+    double sentRate();
+
+    /** Successful requests per second over the tool's measured time. */
+    double requestThroughput();
+
+    /** Time to first token of the successful requests, ms. */
+    Ttft ttft();
+
+    /** The same over the requests for any of {@code models} (a tier of adapters, say). */
+    Ttft ttftOf(Collection<String> models);
+
+    /** A few lines of text for a person. */
+    String summary();
+}
