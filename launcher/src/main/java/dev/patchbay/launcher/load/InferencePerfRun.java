@@ -106,9 +106,10 @@ public record InferencePerfRun(
     }
 
     /**
-     * Each model's share as inference-perf reads it, summing to exactly 1.0 in double arithmetic added left to right
-     * (inference-perf refuses a split whose float sum is not 1.0): weight over total, the last share nudged by
-     * ulps where rounding left the sum off.
+     * Each model's share as inference-perf reads it: weight over total, the last share nudged by ulps until the
+     * shares sum to exactly 1.0 as Python 3.12+'s {@code sum()} adds floats ({@link #pythonSum}): inference-perf
+     * refuses a split whose sum is not 1.0, and a plain left-to-right sum is not Python's (the gateway's 15 shares of
+     * 12%, 6% and 2% add up to 1.0000000000000002 left to right and to 1.0 in Python).
      */
     public static double[] splits(List<ModelShare> models) {
         int total = models.stream().mapToInt(ModelShare::weight).sum();
@@ -117,19 +118,27 @@ public record InferencePerfRun(
             splits[i] = (double) models.get(i).weight() / total;
         }
         int last = splits.length - 1;
-        for (int tries = 0; tries < 64 && sum(splits) != 1.0; tries++) {
-            splits[last] = sum(splits) < 1.0 ? Math.nextUp(splits[last]) : Math.nextDown(splits[last]);
+        for (int tries = 0; tries < 64 && pythonSum(splits) != 1.0; tries++) {
+            splits[last] = pythonSum(splits) < 1.0 ? Math.nextUp(splits[last]) : Math.nextDown(splits[last]);
         }
-        if (sum(splits) != 1.0) {
+        if (pythonSum(splits) != 1.0) {
             throw new IllegalStateException("no split of " + models + " sums to 1.0"); // not seen for integer weights
         }
         return splits;
     }
 
-    private static double sum(double[] values) {
-        double s = 0;
-        for (double v : values) s += v;
-        return s;
+    /**
+     * CPython 3.12+'s {@code sum()} of floats from 0: Neumaier's compensated summation, the running compensation
+     * added at the end (Objects/bltinmodule.c, builtin_sum_impl).
+     */
+    static double pythonSum(double[] values) {
+        double sum = 0, compensation = 0;
+        for (double x : values) {
+            double t = sum + x;
+            compensation += Math.abs(sum) >= Math.abs(x) ? (sum - t) + x : (x - t) + sum;
+            sum = t;
+        }
+        return compensation != 0 && Double.isFinite(compensation) ? sum + compensation : sum;
     }
 
     /** The configuration file's content. */

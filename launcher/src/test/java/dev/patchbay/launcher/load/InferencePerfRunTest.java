@@ -94,6 +94,20 @@ class InferencePerfRunTest {
     }
 
     @Test
+    void pythonsSumIsCompensated() {
+        // Python 3.13: sum([0.1] * 10) and sum([0.12] * 5 + [0.06] * 5 + [0.02] * 5) are both 1.0, where a plain
+        // left-to-right sum gives 0.9999999999999999 and 1.0000000000000002.
+        double[] tenths = new double[10];
+        java.util.Arrays.fill(tenths, 0.1);
+        assertThat(InferencePerfRun.pythonSum(tenths)).isEqualTo(1.0);
+        double[] mix = {0.12, 0.12, 0.12, 0.12, 0.12, 0.06, 0.06, 0.06, 0.06, 0.06, 0.02, 0.02, 0.02, 0.02, 0.02};
+        assertThat(InferencePerfRun.pythonSum(mix)).isEqualTo(1.0);
+        double[] nudged = mix.clone();
+        nudged[14] = 0.019999999999999907;
+        assertThat(InferencePerfRun.pythonSum(nudged)).isEqualTo(0.9999999999999999);
+    }
+
+    @Test
     void splitsAddUpToExactlyOneInFloatingPointAsInferencePerfDemands() {
         List<String> fifteen = IntStream.range(0, 15).mapToObj(i -> "a" + i).toList();
         for (List<ModelShare> models : List.of(
@@ -101,9 +115,7 @@ class InferencePerfRunTest {
                 List.of(new ModelShare("a", 1), new ModelShare("b", 1), new ModelShare("c", 1)),
                 IntStream.range(1, 40).mapToObj(i -> new ModelShare("m" + i, i)).toList())) {
             double[] splits = InferencePerfRun.splits(models);
-            double sum = 0;
-            for (double s : splits) sum += s; // left to right, as Python's sum()
-            assertThat(sum).as(models.toString()).isEqualTo(1.0);
+            assertThat(InferencePerfRun.pythonSum(splits)).as(models.toString()).isEqualTo(1.0);
             int total = models.stream().mapToInt(ModelShare::weight).sum();
             for (int i = 0; i < splits.length; i++) {
                 assertThat(splits[i])
