@@ -11,16 +11,15 @@ import dev.patchbay.router.RouterOptions;
 import dev.patchbay.router.pick.Endpoint;
 import dev.patchbay.router.pool.EndpointSource;
 import dev.patchbay.testkit.Await;
+import dev.patchbay.testkit.HttpAnswers;
 import dev.patchbay.testkit.RequiredTool;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -258,9 +257,9 @@ class EnvoyFallbackTest {
             this.name = name;
             server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
             server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
-            server.createContext("/metrics", x -> answer(x, 200, PAGE, "text/plain"));
+            server.createContext("/metrics", x -> HttpAnswers.send(x, 200, "text/plain", PAGE));
             server.createContext("/v1/completions", this::complete);
-            server.createContext("/", x -> answer(x, 404, "{}", "application/json"));
+            server.createContext("/", x -> HttpAnswers.send(x, 404, "application/json", "{}"));
             server.start();
         }
 
@@ -278,24 +277,15 @@ class EnvoyFallbackTest {
             attempts.add(new Attempt(required, attempt, !refuse));
             if (refuse) {
                 exchange.getResponseHeaders().add("x-patchbay-slot-refused", "true");
-                answer(exchange, 503, "{\"error\":{\"message\":\"no slot\"}}", "application/json");
+                HttpAnswers.send(exchange, 503, "application/json", "{\"error\":{\"message\":\"no slot\"}}");
             } else {
-                answer(exchange, 200, "{\"served_by\":\"" + name + "\"}", "application/json");
+                HttpAnswers.send(exchange, 200, "application/json", "{\"served_by\":\"" + name + "\"}");
             }
         }
 
         private static String header(HttpExchange exchange, String name) {
             String value = exchange.getRequestHeaders().getFirst(name);
             return value == null ? "" : value;
-        }
-
-        private static void answer(HttpExchange exchange, int status, String body, String type) throws IOException {
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().add("Content-Type", type);
-            exchange.sendResponseHeaders(status, bytes.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(bytes);
-            }
         }
 
         @Override

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.patchbay.testkit.Await;
+import dev.patchbay.testkit.HttpAnswers;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -116,7 +117,7 @@ public final class FakeModelServer implements AutoCloseable {
         if (gate != null) {
             awaitQuietly(gate);
         }
-        send(exchange, 200, "text/plain; version=0.0.4", metricsPage);
+        HttpAnswers.send(exchange, 200, "text/plain; version=0.0.4", metricsPage);
     }
 
     private void modelsList(HttpExchange exchange) throws IOException {
@@ -130,7 +131,7 @@ public final class FakeModelServer implements AutoCloseable {
                     .append(model.equals(names.getFirst()) ? "null" : "\"" + names.getFirst() + "\"")
                     .append('}');
         }
-        send(
+        HttpAnswers.send(
                 exchange,
                 200,
                 "application/json",
@@ -145,7 +146,7 @@ public final class FakeModelServer implements AutoCloseable {
         if (slot && refuseSlotRequests) {
             if (pageAfterRefusal != null) metricsPage = pageAfterRefusal;
             exchange.getResponseHeaders().add("X-Patchbay-Slot-Refused", "true");
-            send(exchange, 503, "application/json", "{\"error\":{\"message\":\"no slot\",\"code\":503}}");
+            HttpAnswers.send(exchange, 503, "application/json", "{\"error\":{\"message\":\"no slot\",\"code\":503}}");
             return;
         }
         models.add(model);
@@ -159,7 +160,7 @@ public final class FakeModelServer implements AutoCloseable {
             awaitQuietly(before);
         }
         if (!body.path("stream").asBoolean(false)) {
-            send(
+            HttpAnswers.send(
                     exchange,
                     200,
                     "application/json",
@@ -179,15 +180,6 @@ public final class FakeModelServer implements AutoCloseable {
                 }
             }
             out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
-        }
-    }
-
-    private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().add("Content-Type", type);
-        exchange.sendResponseHeaders(status, bytes.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(bytes);
         }
     }
 
