@@ -124,7 +124,8 @@ public record InferencePerfReport(
     }
 
     /** Requests planned but never sent: inference-perf could not make their prompt, and reports nothing of them. */
-    public int unsent() {
+    @Override
+    public Integer unsent() {
         return Math.max(0, planned - requests);
     }
 

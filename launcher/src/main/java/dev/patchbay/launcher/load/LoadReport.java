@@ -25,6 +25,11 @@ public interface LoadReport {
     /** The same over the requests for any of {@code models} (a tier of adapters, say). */
     Ttft ttftOf(Collection<String> models);
 
+    /** Requests the tool planned and never sent (null for a tool that sends every request it plans). */
+    default Integer unsent() {
+        return null;
+    }
+
     /** A few lines of text for a person. */
     String summary();
 }

@@ -239,7 +239,7 @@ public final class PeersBench {
                 loads,
                 evictions,
                 retriesAfter.isPresent() ? retriesAfter.getAsLong() - retriesBefore.orElse(0) : null,
-                report instanceof InferencePerfReport perf ? perf.unsent() : null);
+                report.unsent());
     }
 
     private static final String SUCCESSES = "vllm:request_success_total";
