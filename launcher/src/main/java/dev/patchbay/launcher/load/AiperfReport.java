@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -163,15 +162,6 @@ public record AiperfReport(
     @Override
     public String tool() {
         return "aiperf " + aiperfVersion;
-    }
-
-    @Override
-    public Ttft ttftOf(Collection<String> models) {
-        List<Double> values = new ArrayList<>();
-        for (String model : models) {
-            values.addAll(ttftMsByModel.getOrDefault(model, List.of()));
-        }
-        return Ttft.of(values);
     }
 
     private static JsonNode readJson(Path file) throws IOException {

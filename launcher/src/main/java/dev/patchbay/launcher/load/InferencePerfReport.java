@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -132,15 +131,6 @@ public record InferencePerfReport(
     @Override
     public String tool() {
         return "inference-perf " + version;
-    }
-
-    @Override
-    public Ttft ttftOf(Collection<String> names) {
-        List<Double> values = new ArrayList<>();
-        for (String name : names) {
-            values.addAll(ttftMsByModel.getOrDefault(name, List.of()));
-        }
-        return Ttft.of(values);
     }
 
     @Override

@@ -1,6 +1,9 @@
 package dev.patchbay.launcher.load;
 
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 
 /** What a load tool's run measured, as the routing benchmark compares setups by it. */
 public interface LoadReport {
@@ -22,8 +25,17 @@ public interface LoadReport {
     /** Time to first token of the successful requests, ms. */
     Ttft ttft();
 
-    /** The same over the requests for any of {@code models} (a tier of adapters, say). */
-    Ttft ttftOf(Collection<String> models);
+    /** Every successful request's time to first token in ms, per model (adapter, or the base model). */
+    Map<String, List<Double>> ttftMsByModel();
+
+    /** The same as {@link #ttft()} over the requests for any of {@code models} (a tier of adapters, say). */
+    default Ttft ttftOf(Collection<String> models) {
+        List<Double> values = new ArrayList<>();
+        for (String model : models) {
+            values.addAll(ttftMsByModel().getOrDefault(model, List.of()));
+        }
+        return Ttft.of(values);
+    }
 
     /** Requests the tool planned and never sent (null for a tool that sends every request it plans). */
     default Integer unsent() {
