@@ -26,8 +26,8 @@ SIM_VERSION=v0.10.2
 EPP_MODULE=github.com/llm-d/llm-d-inference-scheduler
 EPP_VERSION=v0.9.2
 # A python-build-standalone CPython packed into a Go module: the one route to a Python 3.12+ interpreter from this
-# project's registries on a machine whose python3 is older (Debian 12 has 3.11). The module's own example program
-# unpacks it on its first run; nothing of it is committed.
+# project's registries on a machine whose python3 is older (Debian 12 has 3.11). python313 below unpacks it once;
+# nothing of it is committed.
 PY313_MODULE=github.com/kluctl/go-embed-python
 PY313_VERSION=v0.0.0-3.13.1-20241219-1
 
