@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,9 +69,6 @@ public record AiperfReport(
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** One model's requests of the measured phase, its failed ones, and its successful ones' TTFT. */
-    public record ModelFigures(int requests, int errors, Ttft ttft) {}
-
     public AiperfReport {
         models = java.util.Collections.unmodifiableMap(new TreeMap<>(models));
     }
@@ -82,11 +78,8 @@ public record AiperfReport(
         JsonNode summary = readJson(artifactDir.resolve(SUMMARY));
         Map<String, String> modelOf = modelsByTurn(readJson(artifactDir.resolve(INPUTS)));
 
-        List<Double> ttfts = new ArrayList<>();
-        Map<String, List<Double>> ttftsByModel = new HashMap<>();
-        Map<String, int[]> countsByModel = new HashMap<>(); // {requests, errors}
-        int requests = 0, errors = 0, warmup = 0;
-        long firstIssued = Long.MAX_VALUE, lastIssued = Long.MIN_VALUE;
+        RequestTally tally = new RequestTally();
+        int warmup = 0;
 
         Path recordsFile = artifactDir.resolve(RECORDS);
         try (BufferedReader in = Files.newBufferedReader(recordsFile, StandardCharsets.UTF_8)) {
@@ -112,51 +105,38 @@ public record AiperfReport(
                     throw new IOException(
                             recordsFile + ":" + lineNumber + ": conversation " + key + " is not in " + INPUTS);
                 }
-                requests++;
-                int[] counts = countsByModel.computeIfAbsent(model, m -> new int[2]);
-                counts[0]++;
-                long issued = meta.path("credit_issued_ns").asLong();
-                firstIssued = Math.min(firstIssued, issued);
-                lastIssued = Math.max(lastIssued, issued);
                 JsonNode error = record.get("error");
-                if (error != null && !error.isNull()) {
-                    errors++;
-                    counts[1]++;
-                    continue;
-                }
+                boolean failed = error != null && !error.isNull();
+                tally.request(model, meta.path("credit_issued_ns").asLong(), failed);
+                if (failed) continue;
                 JsonNode ttft = record.path("metrics").path("time_to_first_token");
                 if (ttft.isMissingNode()) continue; // not streamed: no TTFT
                 if (!ttft.path("unit").asText().equals("ms")) {
                     throw new IOException(recordsFile + ":" + lineNumber + ": time_to_first_token in '"
                             + ttft.path("unit").asText() + "', not ms");
                 }
-                double ms = ttft.path("value").asDouble();
-                ttfts.add(ms);
-                ttftsByModel.computeIfAbsent(model, m -> new ArrayList<>()).add(ms);
+                tally.ttft(model, ttft.path("value").asDouble());
             }
         }
 
-        Map<String, ModelFigures> models = new TreeMap<>();
-        countsByModel.forEach((model, counts) -> models.put(
-                model, new ModelFigures(counts[0], counts[1], Ttft.of(ttftsByModel.getOrDefault(model, List.of())))));
         JsonNode aiperfTtft = summary.path("time_to_first_token");
         return new AiperfReport(
                 summary.path("aiperf_version").asText(),
-                requests,
-                errors,
+                tally.requests(),
+                tally.errors(),
                 warmup,
                 avg(summary, "benchmark_duration"),
                 avg(summary, "request_throughput"),
-                requests < 2 ? Double.NaN : (requests - 1) / ((lastIssued - firstIssued) / 1e9),
+                tally.sentRate(),
                 avg(summary, "output_token_throughput"),
-                Ttft.of(ttfts),
+                tally.ttft(),
                 new Ttft(
                         aiperfTtft.path("count").asInt(),
                         number(aiperfTtft, "p50"),
                         number(aiperfTtft, "p90"),
                         number(aiperfTtft, "p99")),
-                models,
-                Map.copyOf(ttftsByModel));
+                tally.models(),
+                tally.ttftsByModel());
     }
 
     @Override

@@ -6,9 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -47,7 +45,7 @@ public record InferencePerfReport(
         double requestThroughput,
         double sentRate,
         Ttft ttft,
-        Map<String, AiperfReport.ModelFigures> models,
+        Map<String, ModelFigures> models,
         @JsonIgnore Map<String, List<Double>> ttftMsByModel)
         implements LoadReport {
 
@@ -75,51 +73,32 @@ public record InferencePerfReport(
         if (!perRequest.isArray()) {
             throw new IOException(dir.resolve(PER_REQUEST) + " is not a JSON array");
         }
-        List<Double> ttfts = new ArrayList<>();
-        Map<String, List<Double>> ttftsByModel = new HashMap<>();
-        Map<String, int[]> countsByModel = new HashMap<>(); // {requests, errors}
-        int errors = 0;
-        double first = Double.POSITIVE_INFINITY, last = Double.NEGATIVE_INFINITY;
+        RequestTally tally = new RequestTally();
         for (JsonNode entry : perRequest) {
             JsonNode adapter = entry.path("info").path("lora_adapter");
             String model = adapter.isTextual() ? adapter.asText() : baseModel;
-            int[] counts = countsByModel.computeIfAbsent(model, m -> new int[2]);
-            counts[0]++;
-            double start = entry.path("start_time").asDouble(Double.NaN);
-            first = Math.min(first, start);
-            last = Math.max(last, start);
             JsonNode error = entry.get("error");
-            if (error != null && !error.isNull()) {
-                errors++;
-                counts[1]++;
-                continue;
-            }
+            boolean failed = error != null && !error.isNull();
+            tally.request(model, Math.round(entry.path("start_time").asDouble(Double.NaN) * 1e9), failed);
+            if (failed) continue;
             JsonNode ttft = entry.path("computed_metrics").path("time_to_first_token");
             if (!ttft.isNumber()) continue; // an answer of one chunk has no TTFT in inference-perf
-            double ms = ttft.asDouble() * 1000;
-            ttfts.add(ms);
-            ttftsByModel.computeIfAbsent(model, m -> new ArrayList<>()).add(ms);
+            tally.ttft(model, ttft.asDouble() * 1000);
         }
-        int requests = perRequest.size();
-        Map<String, AiperfReport.ModelFigures> models = new TreeMap<>();
-        countsByModel.forEach((model, counts) -> models.put(
-                model,
-                new AiperfReport.ModelFigures(
-                        counts[0], counts[1], Ttft.of(ttftsByModel.getOrDefault(model, List.of())))));
         return new InferencePerfReport(
                 version,
                 planned,
-                requests,
-                errors,
+                tally.requests(),
+                tally.errors(),
                 summary.path("benchmark_time_seconds").asDouble(Double.NaN),
                 summary.path("successes")
                         .path("throughput")
                         .path("requests_per_sec")
                         .asDouble(Double.NaN),
-                requests < 2 ? Double.NaN : (requests - 1) / (last - first),
-                Ttft.of(ttfts),
-                models,
-                Map.copyOf(ttftsByModel));
+                tally.sentRate(),
+                tally.ttft(),
+                tally.models(),
+                tally.ttftsByModel());
     }
 
     /** Requests planned but never sent: inference-perf could not make their prompt, and reports nothing of them. */

@@ -80,15 +80,20 @@ public record InferencePerfRun(
         Objects.requireNonNull(duration, "duration");
         Objects.requireNonNull(artifactDir, "artifactDir");
         models = List.copyOf(models);
+        checkStage(arrivals, duration);
+        if (inputTokens < 1 || outputTokens < 1) {
+            throw new IllegalArgumentException(
+                    "input and output tokens must be at least 1, got " + inputTokens + " and " + outputTokens);
+        }
+    }
+
+    /** Refuses a stage inference-perf cannot run: gamma arrivals, part seconds, or under one request in all. */
+    public static void checkStage(Arrivals arrivals, Duration duration) {
         if (arrivals.pattern() == Arrivals.Pattern.GAMMA) {
             throw new IllegalArgumentException("inference-perf has Poisson and constant arrivals, not gamma");
         }
         if (duration.toMillis() % 1000 != 0 || duration.toSeconds() < 1) {
             throw new IllegalArgumentException("inference-perf runs a stage for whole seconds, got " + duration);
-        }
-        if (inputTokens < 1 || outputTokens < 1) {
-            throw new IllegalArgumentException(
-                    "input and output tokens must be at least 1, got " + inputTokens + " and " + outputTokens);
         }
         if (plannedRequests(arrivals, duration) < 1) {
             throw new IllegalArgumentException("rate x seconds is under one request: inference-perf would send none ("

@@ -77,20 +77,21 @@ public final class PeersBench {
         public Settings {
             if (loadTool == LoadTool.INFERENCE_PERF) {
                 for (Stage stage : stages) {
-                    if (stage.arrivals().pattern() == AiperfRun.Arrivals.Pattern.GAMMA) {
-                        throw new IllegalArgumentException("inference-perf has no gamma arrivals: stage '"
-                                + stage.name() + "' needs aiperf (or --bursty-smoothness 0)");
-                    }
-                    wholeSeconds(stage.duration());
+                    checkInferencePerf("stage '" + stage.name() + "'", stage.arrivals(), stage.duration());
                 }
-                wholeSeconds(warmUp);
+                if (!warmUp.isZero()) {
+                    checkInferencePerf("the warm-up", operating.arrivals(), warmUp);
+                }
             }
         }
 
-        private static void wholeSeconds(Duration d) {
-            if (d.toMillis() % 1000 != 0) {
-                throw new IllegalArgumentException(
-                        "inference-perf runs for whole seconds, got " + d.toMillis() + " ms");
+        /** At the command line rather than after the first setup's fleet has started. */
+        private static void checkInferencePerf(String what, AiperfRun.Arrivals arrivals, Duration duration) {
+            try {
+                InferencePerfRun.checkStage(arrivals, duration);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(what + ": " + e.getMessage()
+                        + " (--bursty-smoothness 0 leaves the gamma stage out; give durations in whole seconds)");
             }
         }
 

@@ -27,14 +27,17 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code patchbay bench-peers}: Patchbay against the field's routers on the same servers, under aiperf or inference-perf. */
+/**
+ * {@code patchbay bench-peers}: Patchbay against the field's routers on the same servers, under aiperf or
+ * inference-perf.
+ */
 @Command(
         name = "bench-peers",
         mixinStandardHelpOptions = true,
-        description =
-                "Send the same request stream (aiperf's or inference-perf's) through Patchbay's picker and proxy, llm-d's picker, "
-                        + "vllm-router and Envoy alone, each in front of a fresh fleet of patchbay serve processes, and "
-                        + "report TTFT, throughput, errors, storage loads and the added latency of each path.")
+        description = "Send the same request stream (aiperf's or inference-perf's) through Patchbay's picker and"
+                + " proxy, llm-d's picker, vllm-router and Envoy alone, each in front of a fresh fleet of patchbay"
+                + " serve processes, and report TTFT, throughput, errors, storage loads and the added latency of each"
+                + " path.")
 public final class PeersBenchCommand implements Callable<Integer> {
     @Option(names = "--servers", defaultValue = "4", description = "Model servers (default ${DEFAULT-VALUE}).")
     int servers;
@@ -265,6 +268,6 @@ public final class PeersBenchCommand implements Callable<Integer> {
                 + (setups == null ? "" : " --setups " + String.join(",", setups)) + " --placement " + placement
                 + " --pickers " + pickers + " --ext-proc-fallbacks " + fallbacks
                 + (scrapeInterval == null ? "" : " --scrape-interval " + scrapeInterval.toMillis() + "ms")
-                + (loadTool.equals("aiperf") ? "" : " --load-tool " + loadTool);
+                + (LoadTool.byProgram(loadTool) == LoadTool.AIPERF ? "" : " --load-tool " + loadTool);
     }
 }

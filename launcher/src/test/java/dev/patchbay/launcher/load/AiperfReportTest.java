@@ -60,11 +60,9 @@ class AiperfReportTest {
         assertThat(r.models().get("sql-lora").requests()).isEqualTo(13);
         assertThat(r.models().get("chat-lora").requests()).isEqualTo(9);
         assertThat(r.models().get("code-lora").requests()).isEqualTo(8);
-        assertThat(r.models().values().stream()
-                        .mapToInt(AiperfReport.ModelFigures::requests)
-                        .sum())
+        assertThat(r.models().values().stream().mapToInt(ModelFigures::requests).sum())
                 .isEqualTo(r.requests());
-        AiperfReport.ModelFigures chat = r.models().get("chat-lora");
+        ModelFigures chat = r.models().get("chat-lora");
         assertThat(chat.errors()).isZero();
         assertThat(chat.ttft().count()).isEqualTo(9);
         assertThat(chat.ttft().p50()).isCloseTo(16.614983, within(1e-6));
@@ -88,12 +86,12 @@ class AiperfReportTest {
         assertThat(r.aiperfTtft().count()).isEqualTo(5);
         assertThat(r.ttft().p50()).isCloseTo(11.589261, within(1e-6));
 
-        AiperfReport.ModelFigures missing = r.models().get("no-such-lora");
+        ModelFigures missing = r.models().get("no-such-lora");
         assertThat(missing.requests()).isEqualTo(5);
         assertThat(missing.errors()).isEqualTo(5);
         assertThat(missing.ttft().count()).isZero();
         assertThat(missing.ttft().p50()).isNaN();
-        AiperfReport.ModelFigures sql = r.models().get("sql-lora");
+        ModelFigures sql = r.models().get("sql-lora");
         assertThat(sql.requests()).isEqualTo(5);
         assertThat(sql.errors()).isZero();
         assertThat(sql.ttft().p99()).isCloseTo(19.336423, within(1e-6));

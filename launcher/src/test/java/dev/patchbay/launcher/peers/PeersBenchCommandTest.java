@@ -82,7 +82,7 @@ class PeersBenchCommandTest {
         // The default stages end with a gamma stage, which inference-perf cannot send.
         assertThatThrownBy(() -> parsed("--load-tool", "inference-perf").settings())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("no gamma arrivals")
+                .hasMessageContaining("not gamma")
                 .hasMessageContaining("--bursty-smoothness 0");
         assertThatThrownBy(
                         () -> parsed("--load-tool", "inference-perf", "--bursty-smoothness", "0", "--warm-up", "1500ms")

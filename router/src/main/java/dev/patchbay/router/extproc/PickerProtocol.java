@@ -7,12 +7,12 @@ import dev.patchbay.router.pick.EndpointState;
 import dev.patchbay.router.proxy.ProxyHandler;
 import dev.patchbay.router.scrape.LoraPlacement;
 import io.envoyproxy.envoy.config.core.v3.Metadata;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The Endpoint Picker Protocol's names and the metadata shapes they travel in: the subset hint the data plane sends
@@ -50,17 +50,13 @@ public final class PickerProtocol {
             return List.of();
         }
         LoraPlacement first = LoraPlacement.of(ranked.getFirst().metrics(), adapter);
-        List<EndpointState> offered = new ArrayList<>();
-        offered.add(ranked.getFirst());
-        for (EndpointState next : ranked.subList(1, ranked.size())) {
-            if (offered.size() > fallbacks) {
-                break;
-            }
-            if (noDearer(LoraPlacement.of(next.metrics(), adapter), first)) {
-                offered.add(next);
-            }
-        }
-        return List.copyOf(offered);
+        return Stream.concat(
+                        Stream.of(ranked.getFirst()),
+                        ranked.stream()
+                                .skip(1)
+                                .filter(next -> noDearer(LoraPlacement.of(next.metrics(), adapter), first))
+                                .limit(fallbacks))
+                .toList();
     }
 
     /**
